@@ -1,0 +1,36 @@
+#include "arch/clock_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnsim::arch {
+
+ClockEstimate sustained_clock(const ClockSpec& clock, const Activity& activity) {
+  double dynamic_at_max = 0;
+  bool matrix_active = false;
+  for (std::size_t i = 0; i < activity.matrix.size(); ++i) {
+    const double a = std::clamp(activity.matrix[i], 0.0, 1.0);
+    matrix_active = matrix_active || a > 0;
+    dynamic_at_max += a * clock.power_matrix[i].value;
+  }
+  dynamic_at_max += std::clamp(activity.stream, 0.0, 1.0) * clock.power_stream.value;
+
+  const double f_max = clock.engine_max.value;
+  const double cap = matrix_active ? clock.matrix_max.value : f_max;
+  const auto power_at = [&](double f) { return clock.power_baseline.value + std::pow(f / f_max, 3) * dynamic_at_max; };
+
+  if (dynamic_at_max <= 0 || power_at(cap) <= clock.power_limit.value) {
+    return ClockEstimate{Hertz{cap}, false, Watts{power_at(cap)}};
+  }
+  const double headroom = std::max(0.0, clock.power_limit.value - clock.power_baseline.value);
+  const double f = f_max * std::cbrt(headroom / dynamic_at_max);
+  return ClockEstimate{Hertz{f}, true, Watts{power_at(f)}};
+}
+
+Activity matrix_load(Dtype dtype) {
+  Activity a;
+  a.matrix[static_cast<std::size_t>(dtype)] = 1.0;
+  return a;
+}
+
+}  // namespace attnsim::arch

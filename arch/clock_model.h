@@ -1,0 +1,33 @@
+// The engine clock under load: a power-limited clock as a function of what the chip is doing.
+#pragma once
+
+#include <array>
+
+#include "arch/gpu_spec.h"
+
+namespace attnsim::arch {
+
+// Fraction of time [0, 1] each power class is busy across the chip.
+struct Activity {
+  std::array<double, kDtypes.size()> matrix{};  // dense matrix work by Dtype
+  double stream = 0;                            // memory streaming
+};
+
+// The clock a sustained activity settles at, and whether the power cap set it.
+struct ClockEstimate {
+  Hertz clock;
+  bool power_limited = false;
+  Watts power;  // board power at that clock
+};
+
+// Model: P(f) = baseline + (f / engine_max)^3 * sum_k activity_k * P_k, where P_k is class k's
+// dynamic power at engine_max (dynamic power ~ f V^2 with V tracking f). The clock is the
+// highest f <= cap with P(f) <= limit; cap is clock.matrix_max when any matrix work is active,
+// else clock.engine_max.
+// Contract: pure; activity values outside [0, 1] are clamped.
+ClockEstimate sustained_clock(const ClockSpec& clock, const Activity& activity);
+
+// Full dense matrix load of one dtype (what a large GEMM does).
+Activity matrix_load(Dtype dtype);
+
+}  // namespace attnsim::arch

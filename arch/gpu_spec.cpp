@@ -1,0 +1,19 @@
+#include "arch/gpu_spec.h"
+
+namespace attnsim::arch {
+
+std::string_view to_string(Dtype d) {
+  switch (d) {
+    case Dtype::bf16: return "bf16";
+    case Dtype::fp16: return "fp16";
+    case Dtype::fp8: return "fp8";
+  }
+  return "?";
+}
+
+std::string_view to_string(Vendor v) { return v == Vendor::amd ? "amd" : "nvidia"; }
+std::string_view to_string(L2Scope s) { return s == L2Scope::per_xcd ? "per_xcd" : "shared"; }
+std::string_view to_string(WritePolicy p) { return p == WritePolicy::write_back ? "write_back" : "write_through"; }
+std::string_view to_string(DispatchOrder) { return "round_robin"; }
+
+}  // namespace attnsim::arch

@@ -1,0 +1,162 @@
+// The immutable description of a GPU: what the hardware is, with no notion of attention or time.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "arch/units.h"
+
+namespace attnsim::arch {
+
+// Element types the matrix units are described for.
+enum class Dtype { bf16, fp16, fp8 };
+inline constexpr std::array kDtypes{Dtype::bf16, Dtype::fp16, Dtype::fp8};
+std::string_view to_string(Dtype d);
+
+// Whose profiler counters the simulator predicts (rocprof TCC_* names or Nsight Compute metrics).
+enum class Vendor { amd, nvidia };
+std::string_view to_string(Vendor v);
+
+// Whether each XCD has its own L2 (MI300X) or one L2 serves the whole chip (H100).
+enum class L2Scope { per_xcd, shared };
+std::string_view to_string(L2Scope s);
+
+enum class WritePolicy { write_back, write_through };
+std::string_view to_string(WritePolicy p);
+
+// How workgroup ids are spread over the XCDs of a partition; round_robin: WG i -> XCD i mod n.
+enum class DispatchOrder { round_robin };
+std::string_view to_string(DispatchOrder o);
+
+// Chip topology.
+struct ChipSpec {
+  std::uint32_t xcds = 0;         // compute dies (XCDs on AMD; 1 on a monolithic GPU)
+  std::uint32_t cus_per_xcd = 0;  // active compute units (SMs on NVIDIA) per XCD
+};
+
+// Clock domains and the power-limited clock model's parameters.
+struct ClockSpec {
+  Hertz engine_max;   // highest engine clock (boost)
+  Hertz matrix_max;   // highest engine clock while matrix units are busy (NVIDIA's tensor boost)
+  Hertz memory;       // HBM memory clock (MCLK)
+  Hertz fabric;       // clock of the fabric and memory-side cache
+  Watts power_limit;  // board power cap
+  Watts power_baseline;  // power that does not scale with the engine clock (static, uncore, memory)
+  // Dynamic power each activity class would draw at engine_max with the unit fully busy;
+  // dynamic power scales as (f / engine_max)^3 (voltage tracking frequency).
+  std::array<Watts, kDtypes.size()> power_matrix{};  // indexed by Dtype
+  Watts power_stream;  // a memory-streaming kernel's engine-side activity
+};
+
+// Workgroup dispatch to XCDs.
+struct DispatchSpec {
+  std::uint32_t xcds_per_partition = 0;  // 8 in MI300X SPX mode, 1 in CPX mode
+  DispatchOrder order = DispatchOrder::round_robin;
+  std::uint32_t first_xcd = 0;  // XCD that receives workgroup 0
+};
+
+// One matrix instruction shape (MFMA on AMD, MMA/WGMMA on NVIDIA).
+struct MatrixInstruction {
+  std::string name;
+  Dtype dtype = Dtype::bf16;
+  std::uint32_t m = 0, n = 0, k = 0;
+  std::uint32_t blocks = 1;              // independent blocks computed by one instruction
+  std::uint32_t simds = 1;               // SIMDs (sub-partitions) one instruction occupies
+  std::uint32_t cycles = 0;              // issue-to-issue cycles on those SIMDs
+  std::uint32_t valu_coexec_cycles = 0;  // of those, cycles open to independent VALU issue
+  double flops() const { return 2.0 * m * n * k * blocks; }
+};
+
+// Compute unit (CU on AMD, SM on NVIDIA).
+struct CuSpec {
+  std::uint32_t wave_size = 0;             // lanes per wave (warp)
+  std::uint32_t simds = 0;                 // SIMDs (sub-partitions) per CU
+  std::uint32_t wave_slots_per_simd = 0;   // resident waves per SIMD
+  std::uint32_t max_workgroup_size = 0;    // threads per workgroup
+  Bytes vgpr_file;                         // vector register file per CU
+  std::uint32_t vgpr_alloc_granule = 0;    // registers per lane a wave's allocation rounds up to
+  std::uint32_t max_vgprs_per_wave = 0;    // registers per lane one wave may hold
+  std::uint32_t valu_lanes_per_simd = 0;   // VALU lanes issued per clock per SIMD
+  std::uint32_t trans_lanes_per_simd = 0;  // transcendental results per clock per SIMD
+  Bytes lds_size;                          // LDS (shared memory) per CU
+  Bytes lds_max_per_workgroup;
+  std::uint32_t lds_banks = 0;
+  Bytes lds_bank_width;
+  BytesPerClock lds_bandwidth;  // per CU
+  Cycles lds_latency;
+  std::array<std::uint64_t, kDtypes.size()> matrix_flops_per_clk{};  // dense, per CU, by Dtype
+  std::vector<MatrixInstruction> matrix_instructions;
+};
+
+// A set-associative cache level.
+struct CacheSpec {
+  Bytes size;
+  std::uint32_t ways = 0;
+  Bytes line;
+  std::uint64_t sets() const { return size.value / (static_cast<std::uint64_t>(ways) * line.value); }
+};
+
+// Vector L1 per CU.
+struct L1Spec : CacheSpec {
+  BytesPerClock bandwidth;  // per CU
+  Cycles latency;           // load-to-use latency of a hit
+  WritePolicy write_policy = WritePolicy::write_through;
+};
+
+// L2, per XCD or shared by the chip.
+struct L2Spec : CacheSpec {
+  L2Scope scope = L2Scope::per_xcd;
+  std::uint32_t channels = 0;      // per L2 instance
+  BytesPerClock read_bandwidth;    // per channel, engine clock
+  BytesPerClock write_bandwidth;   // per channel, engine clock
+  Cycles latency;                  // added latency of an L2 hit beyond an L1 miss
+  WritePolicy write_policy = WritePolicy::write_back;
+};
+
+// The link from an L2 to the fabric.
+struct FabricSpec {
+  BytesPerClock l2_link_bandwidth;  // per L2 channel, engine clock
+};
+
+// Memory-side cache (AMD Infinity Cache / MALL); absent on GPUs without one.
+struct MallSpec : CacheSpec {
+  bool present = false;
+  std::uint32_t channels = 0;
+  BytesPerClock bandwidth;  // per channel, fabric clock
+  Picoseconds latency;      // added latency of a MALL hit beyond an L2 miss
+};
+
+// High-bandwidth memory.
+struct HbmSpec {
+  std::uint32_t stacks = 0;
+  std::uint32_t channels = 0;  // independent channels in all stacks
+  BytesPerSecond peak_bandwidth;  // datasheet peak of all channels together
+  Bytes interleave;               // consecutive address bytes per channel before the next
+  Picoseconds latency;            // added latency of a DRAM access beyond a MALL miss
+};
+
+// A whole GPU. Built only by the loader, which validates every field; immutable afterwards.
+struct GpuSpec {
+  int schema_version = 0;
+  std::string name;
+  Vendor vendor = Vendor::amd;
+  std::string isa;
+  ChipSpec chip;
+  ClockSpec clock;
+  DispatchSpec dispatch;
+  CuSpec cu;
+  L1Spec l1;
+  L2Spec l2;
+  FabricSpec fabric;
+  MallSpec mall;
+  HbmSpec hbm;
+
+  std::uint32_t total_cus() const { return chip.xcds * chip.cus_per_xcd; }
+  std::uint32_t l2_instances() const { return l2.scope == L2Scope::per_xcd ? chip.xcds : 1; }
+};
+
+inline constexpr int kSchemaVersion = 1;
+
+}  // namespace attnsim::arch

@@ -1,0 +1,45 @@
+// attnsim: a cycle-approximate simulator of flash-attention kernels on GPUs.
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "arch/config_error.h"
+#include "cli/arch_command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "attnsim: a cycle-approximate, discrete-event simulator of flash-attention kernels on GPUs\n"
+      "(AMD Instinct MI300X first; other GPUs by TOML config)."};
+  app.set_version_flag("--version", std::string(ATTNSIM_VERSION));
+  app.require_subcommand(1);
+  app.footer(
+      "Examples:\n"
+      "  attnsim arch show --arch mi300x                 MI300X spec, peaks and clocks under load\n"
+      "  attnsim arch show --arch mi300x --set hbm.peak_bandwidth=8TB/s --json\n"
+      "  attnsim arch params                             every config key and its form\n"
+      "\n"
+      "Exit codes: 0 success, 2 invalid input (config, override or flag), 1 internal error.");
+
+  int exit_code = 0;
+  attnsim::cli::add_arch_command(app, exit_code);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);  // prints the message and usage
+    return attnsim::arch::kExitBadInput;
+  } catch (const attnsim::arch::ConfigError& e) {
+    std::cerr << e.what() << "\n";
+    return attnsim::arch::kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "attnsim: internal error: " << e.what() << "\n";
+    return 1;
+  }
+  return exit_code;
+}

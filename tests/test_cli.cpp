@@ -1,0 +1,129 @@
+// The attnsim binary end to end: output, JSON keys, help texts and exit codes.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "config_fixture.h"
+
+namespace {
+
+struct Run {
+  int exit_code = -1;
+  std::string out;
+};
+
+// Runs attnsim with the given arguments (shell-quoted by the caller); `merge_stderr` folds
+// stderr into out.
+Run run_attnsim(const std::string& args, bool merge_stderr = true) {
+  const std::string cmd = std::string(ATTNSIM_BINARY) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
+  Run r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("arch show --json gives the MI300X figures") {
+  const Run r = run_attnsim("arch show --arch mi300x --json", false);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["name"] == "AMD Instinct MI300X");
+  CHECK(j["derived"]["total_cus"] == 304);
+  CHECK(j["derived"]["xcds"] == 8);
+  CHECK(j["derived"]["matrix"]["bf16"]["peak_tflops"].get<double>() == doctest::Approx(1307.4).epsilon(0.0001));
+  CHECK(j["derived"]["bandwidth_tb_per_s"]["hbm_peak"].get<double>() == doctest::Approx(5.3));
+  CHECK(j["derived"]["matrix"]["bf16"]["sustained_clock_mhz"].get<double>() == doctest::Approx(1207).epsilon(0.005));
+  CHECK(j["params"]["cu.lds_size"]["value"] == 65536);
+  CHECK(j["params"]["cu.lds_size"]["source"] == "ROCM-SPECS");
+  CHECK(j["overrides"].empty());
+}
+
+TEST_CASE("arch show --set changes the derived figures") {
+  const Run r = run_attnsim("arch show --arch mi300x --set hbm.peak_bandwidth=8TB/s --json", false);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["derived"]["bandwidth_tb_per_s"]["hbm_peak"].get<double>() == doctest::Approx(8.0));
+  CHECK(j["derived"]["ridge_flop_per_byte"]["hbm"].get<double>() == doctest::Approx(1307.4 / 8).epsilon(0.0001));
+  CHECK(j["overrides"][0] == "hbm.peak_bandwidth=8TB/s");
+  CHECK(j["params"]["hbm.peak_bandwidth"]["origin"] == "--set hbm.peak_bandwidth=8TB/s");
+}
+
+TEST_CASE("arch show prints a readable summary and --params adds every value with its source") {
+  const Run r = run_attnsim("arch show --arch mi300x");
+  REQUIRE(r.exit_code == 0);
+  CHECK(contains(r.out, "AMD Instinct MI300X (gfx942)"));
+  CHECK(contains(r.out, "304 (8 XCD x 38)"));
+  CHECK(contains(r.out, "1307.4 TFLOP/s peak at 2.1 GHz"));
+  CHECK(contains(r.out, "5.3 TB/s peak"));
+  const Run p = run_attnsim("arch show --arch h100 --params");
+  REQUIRE(p.exit_code == 0);
+  CHECK(contains(p.out, "989.4 TFLOP/s peak at 1.83 GHz"));
+  CHECK(contains(p.out, "hbm.peak_bandwidth"));
+  CHECK(contains(p.out, "CC-H100, SCALING"));
+}
+
+TEST_CASE("a config given as a file path loads") {
+  const Run r = run_attnsim("arch show --arch " + attnsim::test::source_path("configs/arch/mi355x.toml") + " --json", false);
+  REQUIRE(r.exit_code == 0);
+  CHECK(nlohmann::json::parse(r.out)["derived"]["total_cus"] == 256);
+}
+
+TEST_CASE("bad input exits with code 2 and a message naming the problem") {
+  const Run unknown = run_attnsim("arch show --arch mi999x");
+  CHECK(unknown.exit_code == 2);
+  CHECK(contains(unknown.out, "--arch mi999x: error: unknown architecture"));
+  const Run bad_set = run_attnsim("arch show --set cu.lds_size=64");
+  CHECK(bad_set.exit_code == 2);
+  CHECK(contains(bad_set.out, "--set cu.lds_size=64: error: key 'cu.lds_size'"));
+  const Run bad_flag = run_attnsim("arch show --frobnicate");
+  CHECK(bad_flag.exit_code == 2);
+  const Run nothing = run_attnsim("");
+  CHECK(nothing.exit_code == 2);
+}
+
+TEST_CASE("every command's --help explains itself with an example") {
+  for (const std::string cmd : {"", "arch", "arch show", "arch params", "arch list", "arch lint"}) {
+    CAPTURE(cmd);
+    const Run r = run_attnsim(cmd + " --help");
+    CHECK(r.exit_code == 0);
+    CHECK(contains(r.out, "Example"));
+  }
+}
+
+TEST_CASE("arch list names the five shipped GPUs and arch params lists every key") {
+  const Run list = run_attnsim("arch list");
+  REQUIRE(list.exit_code == 0);
+  for (const char* name : {"mi300x", "mi325x", "mi355x", "h100", "h200"}) CHECK(contains(list.out, name));
+  const Run params = run_attnsim("arch params --json", false);
+  REQUIRE(params.exit_code == 0);
+  const auto j = nlohmann::json::parse(params.out);
+  CHECK(j.size() > 60);
+  CHECK(j[0]["key"] == "schema_version");
+}
+
+TEST_CASE("arch lint passes shipped configs and fails a value without a source") {
+  CHECK(run_attnsim("arch lint --arch mi300x").exit_code == 0);
+  const auto dir = std::filesystem::temp_directory_path() / "attnsim_lint_test";
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "gpu.toml";
+  std::ofstream(file) << attnsim::test::edited(attnsim::test::shipped_config_text("mi300x"),
+                                               "xcds = 8  # src: CDNA3-WP", "xcds = 8");
+  const Run r = run_attnsim("arch lint --arch " + file.string());
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.out, "gpu.toml:10: value without a '# src: KEY' comment: xcds = 8"));
+  std::filesystem::remove_all(dir);
+}

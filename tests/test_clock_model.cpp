@@ -1,0 +1,86 @@
+// The power-limited clock: hand-computed cases, and AMD's measured clocks under GEMM load.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "arch/arch_locator.h"
+#include "arch/clock_model.h"
+#include "arch/derived_figures.h"
+#include "arch/spec_loader.h"
+
+using namespace attnsim::arch;
+
+namespace {
+ClockSpec toy() {
+  ClockSpec c;
+  c.engine_max = Hertz{2e9};
+  c.matrix_max = Hertz{2e9};
+  c.power_limit = Watts{100};
+  c.power_baseline = Watts{20};
+  c.power_matrix = {Watts{640}, Watts{80}, Watts{0}};
+  c.power_stream = Watts{40};
+  return c;
+}
+double mhz(const ClockEstimate& e) { return e.clock.value / 1e6; }
+}  // namespace
+
+TEST_CASE("hand-computed clocks: f = f_max * cbrt((limit - baseline) / P_dyn)") {
+  const ClockSpec c = toy();
+  // bf16: 2 GHz * cbrt(80 / 640) = 2 GHz * 0.5 = 1 GHz, at exactly the 100 W limit.
+  const auto bf16 = sustained_clock(c, matrix_load(Dtype::bf16));
+  CHECK(bf16.power_limited);
+  CHECK(mhz(bf16) == doctest::Approx(1000.0));
+  CHECK(bf16.power.value == doctest::Approx(100.0));
+  // fp16: 80 W of headroom covers 80 W dynamic power at 2 GHz: runs at the cap, not limited.
+  const auto fp16 = sustained_clock(c, matrix_load(Dtype::fp16));
+  CHECK_FALSE(fp16.power_limited);
+  CHECK(mhz(fp16) == doctest::Approx(2000.0));
+  // Half-busy bf16: 2 GHz * cbrt(80 / 320) = 1259.9 MHz.
+  Activity half;
+  half.matrix[0] = 0.5;
+  CHECK(mhz(sustained_clock(c, half)) == doctest::Approx(2000.0 * std::cbrt(0.25)));
+  // Nothing active: the engine cap, drawing only the baseline.
+  const auto idle = sustained_clock(c, Activity{});
+  CHECK(mhz(idle) == doctest::Approx(2000.0));
+  CHECK(idle.power.value == doctest::Approx(20.0));
+}
+
+TEST_CASE("matrix work is capped at clock.matrix_max even with power to spare") {
+  ClockSpec c = toy();
+  c.matrix_max = Hertz{1.5e9};
+  c.power_matrix[1] = Watts{1};
+  CHECK(mhz(sustained_clock(c, matrix_load(Dtype::fp16))) == doctest::Approx(1500.0));
+  Activity stream;
+  stream.stream = 1;
+  CHECK(mhz(sustained_clock(c, stream)) == doctest::Approx(2000.0));  // 20 + 40 W < 100 W at 2 GHz
+}
+
+TEST_CASE("MI300X at 750 W reproduces AMD's measured GEMM clocks (BLOG-MAF2) it was calibrated on") {
+  const auto s = load_arch_file(resolve_arch("mi300x")).spec;
+  // BLOG-MAF2 Table 1: median clocks 1207 (bf16), 1115 (fp16), 1230 (fp8) MHz; RRZE-ROOF stream 1254 MHz.
+  CHECK(mhz(sustained_clock(s.clock, matrix_load(Dtype::bf16))) == doctest::Approx(1207).epsilon(0.005));
+  CHECK(mhz(sustained_clock(s.clock, matrix_load(Dtype::fp16))) == doctest::Approx(1115).epsilon(0.005));
+  CHECK(mhz(sustained_clock(s.clock, matrix_load(Dtype::fp8))) == doctest::Approx(1230).epsilon(0.005));
+  Activity stream;
+  stream.stream = 1;
+  CHECK(mhz(sustained_clock(s.clock, stream)) == doctest::Approx(1254).epsilon(0.005));
+  // AMD: 1207 MHz x 304 CUs x 2048 FLOP/clk = 751 TF, of which the GEMM reached 708 (94 %).
+  const auto d = derive(s);
+  CHECK(d.matrix[0].sustained_flops / 1e12 == doctest::Approx(751).epsilon(0.002));
+}
+
+TEST_CASE("MI325X at 1000 W: fp16 and fp8 clocks predicted from MI300X's coefficients (BLOG-MAF2)") {
+  // Only the bf16 pair (MI300X 1207 MHz, MI325X 1447 MHz) set the shared baseline power; the
+  // MI325X fp16 and fp8 clocks below were not used to calibrate anything.
+  const auto s = load_arch_file(resolve_arch("mi325x")).spec;
+  CHECK(mhz(sustained_clock(s.clock, matrix_load(Dtype::bf16))) == doctest::Approx(1447).epsilon(0.005));
+  CHECK(mhz(sustained_clock(s.clock, matrix_load(Dtype::fp16))) == doctest::Approx(1354).epsilon(0.02));
+  CHECK(mhz(sustained_clock(s.clock, matrix_load(Dtype::fp8))) == doctest::Approx(1464).epsilon(0.02));
+}
+
+TEST_CASE("H100: no power limit binds and matrix work runs at the 1830 MHz tensor clock") {
+  const auto s = load_arch_file(resolve_arch("h100")).spec;
+  const auto e = sustained_clock(s.clock, matrix_load(Dtype::bf16));
+  CHECK_FALSE(e.power_limited);
+  CHECK(mhz(e) == doctest::Approx(1830));
+}
