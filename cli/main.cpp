@@ -5,6 +5,7 @@
 
 #include "arch/config_error.h"
 #include "cli/arch_command.h"
+#include "cli/check_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -17,11 +18,13 @@ int main(int argc, char** argv) {
       "  attnsim arch show --arch mi300x                 MI300X spec, peaks and clocks under load\n"
       "  attnsim arch show --arch mi300x --set hbm.peak_bandwidth=8TB/s --json\n"
       "  attnsim arch params                             every config key and its form\n"
+      "  attnsim check --kernel aiter-v3 --direction bwd --causal   schedule vs naive attention on the CPU\n"
       "\n"
-      "Exit codes: 0 success, 2 invalid input (config, override or flag), 1 internal error.");
+      "Exit codes: 0 success, 2 invalid input (config, override or flag), 3 check failed, 1 internal error.");
 
   int exit_code = 0;
   attnsim::cli::add_arch_command(app, exit_code);
+  attnsim::cli::add_check_command(app, exit_code);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,483 @@
+#include "workloads/kernel_program.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "arch/config_error.h"
+
+namespace attnsim::workloads {
+
+using arch::ConfigError;
+using arch::ValueOrigin;
+
+std::string_view to_string(Direction d) { return d == Direction::fwd ? "fwd" : "bwd"; }
+
+std::string_view to_string(KernelKind k) {
+  switch (k) {
+    case KernelKind::fwd: return "fwd";
+    case KernelKind::preprocess: return "bwd_preprocess";
+    case KernelKind::zero_dq_acc: return "bwd_zero_dq_acc";
+    case KernelKind::bwd_main: return "bwd_dkdv";
+    case KernelKind::bwd_dq: return "bwd_dq";
+    case KernelKind::convert_dq: return "bwd_convert_dq";
+    case KernelKind::reduce_dkdv: return "bwd_reduce_dkdv";
+  }
+  return "?";
+}
+
+namespace {
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+std::uint32_t rounded(double x) { return static_cast<std::uint32_t>(std::llround(x)); }
+
+// Instruction counts per wave for one loop iteration, from a density and the tile shape.
+struct LoopCosts {
+  const arch::MatrixInstruction* mfma = nullptr;
+  std::uint32_t waves = 1, wave_size = 64;
+  std::uint64_t score_lanes(std::uint64_t rows, std::uint64_t cols) const {
+    return ceil_div(rows * cols, static_cast<std::uint64_t>(waves) * wave_size);
+  }
+  // MFMA instructions per wave for a rows x cols x depth GEMM.
+  std::uint32_t gemm(std::uint64_t m, std::uint64_t n, std::uint64_t k) const {
+    return static_cast<std::uint32_t>(ceil_div(ceil_div(2 * m * n * k, static_cast<std::uint64_t>(mfma->flops())), waves));
+  }
+};
+
+const arch::MatrixInstruction& find_instruction(const arch::GpuSpec& gpu, const std::string& name,
+                                                const std::string& kernel) {
+  for (const auto& i : gpu.cu.matrix_instructions) {
+    if (i.name == name) return i;
+  }
+  std::string list;
+  for (const auto& i : gpu.cu.matrix_instructions) list += (list.empty() ? "" : ", ") + i.name;
+  throw ConfigError(ValueOrigin{"--kernel " + kernel, 0, 0, {}}, "mfma",
+                    "matrix instruction '" + name + "' is not in the " + gpu.name +
+                        " config (cu.matrix.instructions: " + list + "); pick another --arch or override fwd.mfma / bwd.mfma");
+}
+
+void check_fits(const arch::GpuSpec& gpu, const KernelProgram& kp, const std::string& kernel) {
+  const ValueOrigin where{"--kernel " + kernel, 0, 0, {}};
+  if ((kp.waves + kp.load_waves) * gpu.cu.wave_size > gpu.cu.max_workgroup_size) {
+    throw ConfigError(where, kp.name + ".waves",
+                      std::to_string(kp.waves + kp.load_waves) + " waves of " + std::to_string(gpu.cu.wave_size) + " exceed the " +
+                          gpu.name + " workgroup limit of " + std::to_string(gpu.cu.max_workgroup_size) + " threads");
+  }
+  if (kp.lds_bytes > gpu.cu.lds_max_per_workgroup.value) {
+    throw ConfigError(where, kp.name + ".lds_bytes",
+                      std::to_string(kp.lds_bytes) + " B of LDS exceed the " + gpu.name + " limit of " +
+                          arch::format(gpu.cu.lds_max_per_workgroup) + " per workgroup");
+  }
+  if (kp.vgprs > gpu.cu.max_vgprs_per_wave + 1) {
+    throw ConfigError(where, kp.name + ".vgprs",
+                      std::to_string(kp.vgprs) + " registers exceed the " + gpu.name + " limit of " +
+                          std::to_string(gpu.cu.max_vgprs_per_wave) + " per wave");
+  }
+}
+
+OpCost fixed_cost(const FixedMix& m) {
+  OpCost c;
+  c.mfma = m.mfma;
+  c.valu = m.valu;
+  c.trans = m.trans;
+  c.barriers = m.barriers;
+  c.lds_read = m.lds_read_bytes;
+  c.lds_write = m.lds_write_bytes;
+  return c;
+}
+
+OpCost mem_cost(double lds_write) {
+  OpCost c;
+  c.lds_write = static_cast<std::uint64_t>(std::llround(lds_write));
+  return c;
+}
+
+OpCost mfma_cost(std::uint32_t n, double lds_read) {
+  OpCost c;
+  c.mfma = n;
+  c.lds_read = static_cast<std::uint64_t>(std::llround(lds_read));
+  return c;
+}
+
+OpCost vector_cost(std::uint32_t valu, std::uint32_t trans, std::uint32_t mask_valu) {
+  OpCost c;
+  c.valu = valu;
+  c.trans = trans;
+  c.mask_valu = mask_valu;
+  return c;
+}
+
+OpCost barrier_cost(std::uint32_t n) {
+  OpCost c;
+  c.barriers = n;
+  return c;
+}
+
+// Sets the grid of a kernel whose outer blocks tile `rows` rows per head.
+void set_grid(KernelProgram& kp, const Problem& p, std::uint64_t rows, std::uint32_t outer_rows, std::uint32_t heads,
+              GridOrder grid, bool paired) {
+  kp.outer_rows = outer_rows;
+  kp.blocks = ceil_div(rows, outer_rows);
+  kp.paired = paired && kp.blocks > 1;
+  kp.grid_blocks = kp.paired ? ceil_div(kp.blocks, 2) : kp.blocks;
+  kp.heads = heads;
+  kp.batch = p.batch;
+  kp.grid = grid;
+  kp.group = p.group();
+}
+
+KernelProgram forward(const Problem& p, const KernelSchedule& k, const Mask& mask, const arch::GpuSpec& gpu) {
+  const FwdSchedule& s = k.fwd;
+  KernelProgram kp;
+  kp.kind = KernelKind::fwd;
+  kp.name = "fwd";
+  kp.waves = s.waves;
+  kp.load_waves = s.load_waves;
+  kp.vgprs = s.vgprs;
+  kp.lds_bytes = s.lds_bytes;
+  kp.mfma = s.mfma;
+  kp.mask = &mask;
+  kp.inner_rows = k.fwd_block_n(p);
+  const bool masked = !mask.is_dense();
+  set_grid(kp, p, p.seqlen_q, s.block_m, p.heads_q, s.grid, s.pair_tiles && masked);
+  kp.inner_is_keys = true;
+
+  LoopCosts lc{&find_instruction(gpu, s.mfma, k.name), s.waves, gpu.cu.wave_size};
+  const std::uint64_t bm = s.block_m, bn = kp.inner_rows, e = p.elem_bytes();
+  const double k_tile = static_cast<double>(bn * p.head_dim_qk * e), v_tile = static_cast<double>(bn * p.head_dim_v * e);
+  const std::uint64_t lanes = lc.score_lanes(bm, bn);
+  const LoopDensity& d = s.loop;
+
+  BodyBuilder pro("fwd prologue");
+  pro.op("load_q", Action::load_q, Pipe::memory, {}, {}, TensorId::q, RowsOf::outer)
+      .op("setup", Action::barrier, Pipe::vector, fixed_cost(s.prologue), {"load_q"});
+  kp.prologue = pro.compile();
+
+  BodyBuilder body("fwd loop");
+  body.op("load_k", Action::load_k, Pipe::memory, mem_cost(d.lds_write_per_tile_byte * k_tile), {}, TensorId::k, RowsOf::inner)
+      .op("load_v", Action::load_v, Pipe::memory, mem_cost(d.lds_write_per_tile_byte * v_tile), {}, TensorId::v, RowsOf::inner)
+      .op("qk", Action::qk, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_qk), d.lds_read_per_tile_byte * k_tile), {"load_k"})
+      .op("softmax", Action::online_softmax, Pipe::vector,
+          vector_cost(rounded(d.valu_per_score_lane * lanes), static_cast<std::uint32_t>(lanes) + d.extra_trans,
+                      rounded(d.mask_valu_per_score_lane * lanes)),
+          {"qk"})
+      .op("pv", Action::pv, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_v), d.lds_read_per_tile_byte * v_tile),
+          {"softmax", "load_v"})
+      .op("sync", Action::barrier, Pipe::sync, barrier_cost(d.barriers), {"pv"})
+      .carried("load_k", "qk", static_cast<std::uint16_t>(s.stages))
+      .carried("load_v", "pv", static_cast<std::uint16_t>(s.stages))
+      .carried("softmax", "softmax", 1)
+      .carried("pv", "pv", 1);
+  kp.body = body.compile();
+
+  BodyBuilder epi("fwd epilogue");
+  epi.op("finalize", Action::finalize, Pipe::vector, fixed_cost(s.epilogue))
+      .op("store_o", Action::store_o, Pipe::memory, {}, {"finalize"}, TensorId::o, RowsOf::outer)
+      .op("store_lse", Action::store_lse, Pipe::memory, {}, {"finalize"}, TensorId::lse, RowsOf::outer);
+  kp.epilogue = epi.compile();
+  check_fits(gpu, kp, k.name);
+  return kp;
+}
+
+// A loop-free kernel over row blocks of the query rows (preprocess, zero, convert) or key rows (reduce).
+KernelProgram rows_kernel(const Problem& p, const KernelSchedule& k, KernelKind kind, std::uint32_t rows,
+                          std::uint32_t heads, bool heads_are_kv, const BodyBuilder& ops) {
+  KernelProgram kp;
+  kp.kind = kind;
+  kp.name = std::string(to_string(kind));
+  kp.waves = k.bwd.waves;
+  kp.vgprs = 128;          // AITER-CO section 2: odo and dq_convert use 128 VGPRs
+  kp.lds_bytes = 40960;    // AITER-CO section 2: 40,960 B
+  set_grid(kp, p, heads_are_kv ? p.seqlen_k : p.seqlen_q, rows, heads, GridOrder::blocks_first, false);
+  kp.heads_are_kv = heads_are_kv;
+  kp.prologue = ops.compile();
+  return kp;
+}
+
+// The ops both backward loops share: recompute S and P, dP, dS. `q_side` loops stream Q and dO
+// (the main kernel); the others stream K and V with Q, dO and the row statistics held from the prologue.
+void backward_loop_ops(BodyBuilder& b, const LoopCosts& lc, const LoopDensity& d, const Problem& p, std::uint64_t bm,
+                       std::uint64_t bn, bool q_side, double tile_bytes) {
+  const std::uint64_t lanes = lc.score_lanes(bm, bn);
+  const std::uint32_t gemms = q_side ? 5 : 3;  // S, dP, (dV, dK,) dQ
+  const double lds_per_gemm = d.lds_read_per_tile_byte * tile_bytes / gemms;
+  const std::uint32_t valu = rounded(d.valu_per_score_lane * lanes);
+  const std::uint32_t mask = rounded(d.mask_valu_per_score_lane * lanes);
+  using Names = std::vector<std::string>;
+  b.op("scores", Action::scores, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_qk), lds_per_gemm),
+       q_side ? Names{"load_q"} : Names{"load_k"})
+      .op("probs", Action::probs, Pipe::vector,
+          vector_cost(valu / 2, static_cast<std::uint32_t>(lanes) + d.extra_trans, mask),
+          q_side ? Names{"scores", "load_lse"} : Names{"scores"})
+      .op("dp", Action::dp, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_v), lds_per_gemm),
+          q_side ? Names{"load_do"} : Names{"load_v"})
+      .op("ds", Action::ds, Pipe::vector, vector_cost(valu - valu / 2, 0, 0),
+          q_side ? Names{"probs", "dp", "load_delta"} : Names{"probs", "dp"});
+}
+
+KernelProgram backward_main(const Problem& p, const KernelSchedule& k, const Mask& mask, const arch::GpuSpec& gpu,
+                            bool expanded) {
+  const BwdSchedule& s = k.bwd;
+  KernelProgram kp;
+  kp.kind = KernelKind::bwd_main;
+  kp.name = "bwd_dkdv";
+  kp.waves = s.waves;
+  kp.load_waves = s.load_waves;
+  kp.vgprs = s.vgprs;
+  kp.lds_bytes = s.lds_bytes;
+  kp.mfma = s.mfma;
+  kp.mask = &mask;
+  kp.inner_rows = k.bwd_block_m(p);
+  const bool kv_loop = s.gqa == GqaMode::kv_loop;
+  set_grid(kp, p, p.seqlen_k, s.block_n, kv_loop ? p.heads_kv : p.heads_q, s.grid, s.pair_blocks && !mask.is_dense());
+  kp.heads_are_kv = kv_loop;
+  kp.walks_group = kv_loop;
+  kp.inner_is_keys = false;
+
+  LoopCosts lc{&find_instruction(gpu, s.mfma, k.name), s.waves, gpu.cu.wave_size};
+  const std::uint64_t bm = kp.inner_rows, bn = s.block_n, e = p.elem_bytes();
+  const double q_tile = static_cast<double>(bm * p.head_dim_qk * e), do_tile = static_cast<double>(bm * p.head_dim_v * 2);
+  const LoopDensity& d = s.loop;
+
+  BodyBuilder pro("bwd_dkdv prologue");
+  pro.op("load_k", Action::load_k, Pipe::memory, {}, {}, TensorId::k, RowsOf::outer)
+      .op("load_v", Action::load_v, Pipe::memory, {}, {}, TensorId::v, RowsOf::outer)
+      .op("setup", Action::barrier, Pipe::vector, fixed_cost(s.prologue), {"load_k", "load_v"});
+  kp.prologue = pro.compile();
+
+  BodyBuilder b("bwd_dkdv loop");
+  b.op("load_q", Action::load_q, Pipe::memory, mem_cost(d.lds_write_per_tile_byte * q_tile), {}, TensorId::q, RowsOf::inner)
+      .op("load_do", Action::load_do, Pipe::memory, mem_cost(d.lds_write_per_tile_byte * do_tile), {}, TensorId::d_o,
+          RowsOf::inner)
+      .op("load_lse", Action::load_lse, Pipe::memory, {}, {}, TensorId::lse, RowsOf::inner)
+      .op("load_delta", Action::load_delta, Pipe::memory, {}, {}, TensorId::delta, RowsOf::inner);
+  backward_loop_ops(b, lc, d, p, bm, bn, true, q_tile + do_tile);
+  const double lds_per_gemm = d.lds_read_per_tile_byte * (q_tile + do_tile) / 5;
+  b.op("dv_acc", Action::dv_acc, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_v), lds_per_gemm), {"probs", "load_do"})
+      .op("dk_acc", Action::dk_acc, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_qk), lds_per_gemm), {"ds", "load_q"})
+      .carried("dv_acc", "dv_acc", 1)
+      .carried("dk_acc", "dk_acc", 1)
+      .carried("load_q", "dk_acc", static_cast<std::uint16_t>(s.stages))
+      .carried("load_do", "dv_acc", static_cast<std::uint16_t>(s.stages));
+  std::vector<std::string> last{"dv_acc", "dk_acc"};
+  if (s.dq != DqMode::two_pass) {
+    b.op("dq_part", Action::dq_part, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_qk), lds_per_gemm), {"ds"});
+    if (s.dq == DqMode::split) {
+      b.op("store_dq_acc", Action::store_dq_acc, Pipe::memory, {}, {"dq_part"}, TensorId::dq_acc, RowsOf::inner);
+      last.push_back("store_dq_acc");
+    } else {
+      b.op("atomic_dq", Action::atomic_dq, Pipe::memory, {}, {"dq_part"}, s.dq_acc_fp32 ? TensorId::dq_acc : TensorId::dq,
+           RowsOf::inner);
+      last.push_back("atomic_dq");
+    }
+  }
+  b.op("sync", Action::barrier, Pipe::sync, barrier_cost(d.barriers), last);
+  kp.body = b.compile();
+
+  BodyBuilder epi("bwd_dkdv epilogue");
+  epi.op("finalize", Action::finalize, Pipe::vector, fixed_cost(s.epilogue));
+  if (expanded) {
+    epi.op("store_dk", Action::store_dk_expanded, Pipe::memory, {}, {"finalize"}, TensorId::dk_expanded, RowsOf::outer)
+        .op("store_dv", Action::store_dv_expanded, Pipe::memory, {}, {"finalize"}, TensorId::dv_expanded, RowsOf::outer);
+  } else {
+    epi.op("store_dk", Action::store_dk, Pipe::memory, {}, {"finalize"}, TensorId::dk, RowsOf::outer)
+        .op("store_dv", Action::store_dv, Pipe::memory, {}, {"finalize"}, TensorId::dv, RowsOf::outer);
+  }
+  kp.epilogue = epi.compile();
+  check_fits(gpu, kp, k.name);
+  return kp;
+}
+
+KernelProgram backward_dq(const Problem& p, const KernelSchedule& k, const Mask& mask, const arch::GpuSpec& gpu) {
+  const BwdSchedule& s = k.bwd;
+  KernelProgram kp;
+  kp.kind = KernelKind::bwd_dq;
+  kp.name = "bwd_dq";
+  kp.waves = s.waves;
+  kp.load_waves = s.load_waves;
+  kp.vgprs = s.vgprs;
+  kp.lds_bytes = s.lds_bytes;
+  kp.mfma = s.mfma;
+  kp.mask = &mask;
+  kp.inner_rows = s.dq_block_n;
+  set_grid(kp, p, p.seqlen_q, s.dq_block_m, p.heads_q, s.grid, false);
+  kp.inner_is_keys = true;
+
+  LoopCosts lc{&find_instruction(gpu, s.mfma, k.name), s.waves, gpu.cu.wave_size};
+  const std::uint64_t bm = s.dq_block_m, bn = s.dq_block_n, e = p.elem_bytes();
+  const double k_tile = static_cast<double>(bn * p.head_dim_qk * e), v_tile = static_cast<double>(bn * p.head_dim_v * e);
+  const LoopDensity& d = s.dq_loop;
+
+  BodyBuilder pro("bwd_dq prologue");
+  pro.op("load_q", Action::load_q, Pipe::memory, {}, {}, TensorId::q, RowsOf::outer)
+      .op("load_do", Action::load_do, Pipe::memory, {}, {}, TensorId::d_o, RowsOf::outer)
+      .op("load_lse", Action::load_lse, Pipe::memory, {}, {}, TensorId::lse, RowsOf::outer)
+      .op("load_delta", Action::load_delta, Pipe::memory, {}, {}, TensorId::delta, RowsOf::outer);
+  kp.prologue = pro.compile();
+
+  BodyBuilder b("bwd_dq loop");
+  b.op("load_k", Action::load_k, Pipe::memory, mem_cost(d.lds_write_per_tile_byte * k_tile), {}, TensorId::k, RowsOf::inner)
+      .op("load_v", Action::load_v, Pipe::memory, mem_cost(d.lds_write_per_tile_byte * v_tile), {}, TensorId::v, RowsOf::inner);
+  backward_loop_ops(b, lc, d, p, bm, bn, false, k_tile + v_tile);
+  b.op("dq_acc", Action::dq_acc_local, Pipe::matrix,
+       mfma_cost(lc.gemm(bm, bn, p.head_dim_qk), d.lds_read_per_tile_byte * (k_tile + v_tile) / 3), {"ds", "load_k"})
+      .op("sync", Action::barrier, Pipe::sync, barrier_cost(d.barriers), {"dq_acc"})
+      .carried("dq_acc", "dq_acc", 1)
+      .carried("load_k", "dq_acc", static_cast<std::uint16_t>(s.stages))
+      .carried("load_v", "dp", static_cast<std::uint16_t>(s.stages));
+  kp.body = b.compile();
+
+  BodyBuilder epi("bwd_dq epilogue");
+  epi.op("store_dq", Action::store_dq, Pipe::memory, {}, {}, TensorId::dq, RowsOf::outer);
+  kp.epilogue = epi.compile();
+  check_fits(gpu, kp, k.name);
+  return kp;
+}
+
+}  // namespace
+
+PassPrograms build_pass(const Problem& p, const KernelSchedule& k, Direction dir, const arch::GpuSpec& gpu) {
+  PassPrograms pp;
+  pp.problem = p;
+  pp.schedule = k;
+  pp.direction = dir;
+  pp.mask = std::make_unique<Mask>(p);
+  const BwdSchedule& s = k.bwd;
+  const bool expanded = dir == Direction::bwd && s.gqa == GqaMode::expand && p.group() > 1;
+  const bool uses_dq_acc = dir == Direction::bwd && s.dq != DqMode::two_pass && s.dq_acc_fp32;
+  if (dir == Direction::bwd && s.dq == DqMode::split) pp.dq_slices = static_cast<std::uint32_t>(ceil_div(p.seqlen_k, s.block_n));
+  if (uses_dq_acc && s.dq == DqMode::atomic) pp.dq_slices = 1;
+  pp.tensors = std::make_unique<TensorSet>(p, TensorNeeds{dir == Direction::bwd, uses_dq_acc ? pp.dq_slices : 0, expanded});
+
+  if (dir == Direction::fwd) {
+    pp.kernels.push_back(forward(p, k, *pp.mask, gpu));
+    return pp;
+  }
+  {
+    BodyBuilder ops("bwd_preprocess");
+    ops.op("load_o", Action::load_o, Pipe::memory, {}, {}, TensorId::o, RowsOf::outer)
+        .op("load_do", Action::load_do, Pipe::memory, {}, {}, TensorId::d_o, RowsOf::outer)
+        .op("row_dot", Action::row_dot, Pipe::vector, fixed_cost(s.preprocess), {"load_o", "load_do"})
+        .op("store_delta", Action::store_delta, Pipe::memory, {}, {"row_dot"}, TensorId::delta, RowsOf::outer);
+    pp.kernels.push_back(
+        rows_kernel(p, k, KernelKind::preprocess, s.preprocess_rows, p.heads_q, false, ops));
+  }
+  const bool needs_zero = (s.dq != DqMode::two_pass);  // atomics (fp32 or 16-bit) and split slices start from zero
+  if (needs_zero) {
+    BodyBuilder ops("bwd_zero_dq_acc");
+    ops.op("zero", Action::zero_dq_acc, Pipe::memory, {}, {}, uses_dq_acc ? TensorId::dq_acc : TensorId::dq, RowsOf::outer);
+    pp.kernels.push_back(rows_kernel(p, k, KernelKind::zero_dq_acc, s.convert_rows, p.heads_q, false, ops));
+  }
+  pp.kernels.push_back(backward_main(p, k, *pp.mask, gpu, expanded));
+  if (s.dq == DqMode::two_pass) pp.kernels.push_back(backward_dq(p, k, *pp.mask, gpu));
+  if (uses_dq_acc) {
+    BodyBuilder ops("bwd_convert_dq");
+    ops.op("load_dq_acc", Action::load_dq_acc, Pipe::memory, {}, {}, TensorId::dq_acc, RowsOf::outer)
+        .op("sum", Action::sum_slices, Pipe::vector, fixed_cost(s.convert), {"load_dq_acc"})
+        .op("store_dq", Action::store_dq, Pipe::memory, {}, {"sum"}, TensorId::dq, RowsOf::outer);
+    pp.kernels.push_back(rows_kernel(p, k, KernelKind::convert_dq, s.convert_rows, p.heads_q, false, ops));
+  }
+  if (expanded) {
+    // The group sum (at::sum_out in aiter's and FlashAttention-2's interfaces): one elementwise
+    // pass; its VALU count is an estimate of one add per element per group member.
+    FixedMix sum;
+    sum.valu = static_cast<std::uint32_t>(ceil_div(std::uint64_t{64} * (p.head_dim_qk + p.head_dim_v) * p.group(),
+                                                   std::uint64_t{s.waves} * gpu.cu.wave_size));
+    sum.source = "estimate (one add per element and group member)";
+    BodyBuilder ops("bwd_reduce_dkdv");
+    ops.op("load_dk", Action::load_dk_expanded, Pipe::memory, {}, {}, TensorId::dk_expanded, RowsOf::outer)
+        .op("load_dv", Action::load_dv_expanded, Pipe::memory, {}, {}, TensorId::dv_expanded, RowsOf::outer)
+        .op("sum", Action::sum_group, Pipe::vector, fixed_cost(sum), {"load_dk", "load_dv"})
+        .op("store_dk", Action::store_dk, Pipe::memory, {}, {"sum"}, TensorId::dk, RowsOf::outer)
+        .op("store_dv", Action::store_dv, Pipe::memory, {}, {"sum"}, TensorId::dv, RowsOf::outer);
+    pp.kernels.push_back(rows_kernel(p, k, KernelKind::reduce_dkdv, 64, p.heads_kv, true, ops));
+  }
+  return pp;
+}
+
+std::uint32_t KernelProgram::passes(std::uint64_t wg) const {
+  if (!paired) return 1;
+  const std::uint64_t t = (grid == GridOrder::blocks_first) ? wg % grid_blocks : (wg / heads) % grid_blocks;
+  return (t != blocks - 1 - t) ? 2 : 1;
+}
+
+Pass KernelProgram::pass(std::uint64_t wg, std::uint32_t i) const {
+  std::uint64_t t;
+  std::uint64_t head, b;
+  if (grid == GridOrder::blocks_first) {
+    t = wg % grid_blocks;
+    head = (wg / grid_blocks) % heads;
+    b = wg / grid_blocks / heads;
+  } else {
+    head = wg % heads;
+    t = (wg / heads) % grid_blocks;
+    b = wg / heads / grid_blocks;
+  }
+  Pass ps;
+  ps.b = static_cast<std::uint32_t>(b);
+  ps.head = static_cast<std::uint32_t>(head);
+  ps.outer = (i == 0) ? t : blocks - 1 - t;
+  ps.inner_heads = walks_group ? group : 1;
+  ps.inner_head0 = walks_group ? ps.head * group : ps.head;
+  if (inner_rows == 0 || !mask) {
+    ps.inner = {};
+  } else if (inner_is_keys) {
+    ps.inner = mask->key_blocks(ps.outer * outer_rows, outer_rows, inner_rows);
+  } else {
+    ps.inner = mask->query_blocks(ps.outer * outer_rows, outer_rows, inner_rows);
+  }
+  return ps;
+}
+
+bool iteration_masked(const PassPrograms& pp, const KernelProgram& kp, const Pass& pass, std::uint64_t iteration) {
+  (void)pp;
+  const std::uint64_t inner0 = iteration_block(pass, iteration) * kp.inner_rows;
+  const std::uint64_t outer0 = pass.outer * kp.outer_rows;
+  const TileMask m = kp.inner_is_keys ? kp.mask->classify(outer0, kp.outer_rows, inner0, kp.inner_rows)
+                                      : kp.mask->classify(inner0, kp.inner_rows, outer0, kp.outer_rows);
+  return m != TileMask::full;
+}
+
+WorkgroupCursor::WorkgroupCursor(const PassPrograms& pp, const KernelProgram& kp, std::uint64_t wg)
+    : pp_(pp), kp_(kp), wg_(wg), npasses_(kp.passes(wg)) {}
+
+bool WorkgroupCursor::start_pass() {
+  if (pass_index_ >= npasses_) return false;
+  pass_ = kp_.pass(wg_, pass_index_);
+  body_ = 0;
+  op_ = 0;
+  iteration_ = 0;
+  return true;
+}
+
+bool WorkgroupCursor::next(TileOp& out) {
+  if (!started_) {
+    started_ = true;
+    if (!start_pass()) return false;
+  }
+  for (;;) {
+    const CompiledBody& b = body_ == 0 ? kp_.prologue : body_ == 1 ? kp_.body : kp_.epilogue;
+    const std::uint64_t reps = body_ == 1 ? pass_.iterations() : 1;
+    if (op_ < b.ops.size() && iteration_ < reps) {
+      if (body_ == 1 && op_ == 0) masked_ = iteration_masked(pp_, kp_, pass_, iteration_);
+      out.op = &b.ops[op_];
+      out.index = op_;
+      out.body = body_;
+      out.masked = body_ == 1 && masked_;
+      out.pass = pass_index_;
+      out.iteration = iteration_;
+      if (++op_ == b.ops.size()) {
+        op_ = 0;
+        ++iteration_;
+      }
+      return true;
+    }
+    op_ = 0;
+    iteration_ = 0;
+    if (++body_ == 3) {
+      ++pass_index_;
+      if (!start_pass()) return false;
+    }
+  }
+}
+
+}  // namespace attnsim::workloads

@@ -1,0 +1,134 @@
+// The kernels of a forward or backward pass as tile programs: how workgroups map to blocks, and
+// each kernel's prologue, loop body and epilogue as compiled dependence graphs with their costs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "arch/gpu_spec.h"
+#include "workloads/mask.h"
+#include "workloads/schedule.h"
+#include "workloads/tensors.h"
+#include "workloads/tile_program.h"
+
+namespace attnsim::workloads {
+
+enum class Direction { fwd, bwd };
+std::string_view to_string(Direction d);
+
+enum class KernelKind : std::uint8_t { fwd, preprocess, zero_dq_acc, bwd_main, bwd_dq, convert_dq, reduce_dkdv };
+std::string_view to_string(KernelKind k);
+
+// One stretch of a workgroup's work: a fixed outer block and a run of inner iterations.
+// Iteration i visits query head inner_head0 + i / inner.size() and inner block inner.first + i % inner.size().
+struct Pass {
+  std::uint32_t b = 0;
+  std::uint32_t head = 0;         // head of the outer block (query head; KV head for kv_loop and reduce)
+  std::uint64_t outer = 0;        // outer block index
+  std::uint32_t inner_head0 = 0;  // first query head the iterations walk
+  std::uint32_t inner_heads = 1;
+  Range inner;
+  std::uint64_t iterations() const { return inner.size() * inner_heads; }
+};
+
+// One kernel launch.
+struct KernelProgram {
+  KernelKind kind = KernelKind::fwd;
+  std::string name;
+  std::uint32_t waves = 1;       // waves that run the ops below (costs are per such wave)
+  std::uint32_t load_waves = 0;  // further producer waves: they occupy slots, their loads are the memory ops
+  std::uint32_t vgprs = 0;
+  std::uint32_t lds_bytes = 0;
+  std::string mfma;              // matrix instruction name (empty: none)
+  std::uint32_t outer_rows = 0;  // rows per outer block
+  std::uint32_t inner_rows = 0;  // rows per inner block (0: no loop)
+  CompiledBody prologue, body, epilogue;  // prologue and epilogue run once per pass
+
+  // Grid: `blocks` outer blocks (after pairing) x `heads` x batch, ordered by `grid`.
+  std::uint64_t workgroups() const { return grid_blocks * heads * batch; }
+  std::uint32_t passes(std::uint64_t wg) const;
+  Pass pass(std::uint64_t wg, std::uint32_t i) const;
+
+  // Mapping details (set by the builder).
+  GridOrder grid = GridOrder::blocks_first;
+  std::uint64_t blocks = 0;       // outer blocks per head
+  std::uint64_t grid_blocks = 0;  // blocks per head in the grid (halved when paired)
+  bool paired = false;
+  std::uint32_t heads = 0, batch = 0;
+  std::uint32_t group = 1;        // query heads per KV head
+  bool heads_are_kv = false;      // grid heads index KV heads
+  bool walks_group = false;       // iterations walk all query heads of the KV head (kv_loop)
+  bool inner_is_keys = true;      // inner blocks are key blocks (fwd, bwd_dq) or query blocks (bwd_main)
+  const Mask* mask = nullptr;
+};
+
+// Everything needed to run a pass: the problem, the schedule, the mask, the tensors, the kernels.
+struct PassPrograms {
+  Problem problem;
+  KernelSchedule schedule;
+  Direction direction = Direction::fwd;
+  std::unique_ptr<Mask> mask;
+  std::unique_ptr<TensorSet> tensors;
+  std::vector<KernelProgram> kernels;  // in stream order
+  std::uint32_t dq_slices = 0;         // split dQ: accumulator slices (= key blocks)
+};
+
+// Builds the kernels of one direction. Instruction counts use the arch's wave size and the
+// FLOPs of the schedule's matrix instruction.
+// Contract: throws arch::ConfigError when the arch lacks the schedule's matrix instruction or the
+// schedule does not fit the arch (a workgroup larger than a CU allows, LDS beyond the CU's).
+PassPrograms build_pass(const Problem& p, const KernelSchedule& k, Direction d, const arch::GpuSpec& gpu);
+
+// The row block a memory op of `iteration` in `pass` touches, and its query/KV head.
+struct TileRef {
+  std::uint32_t b = 0, head = 0, slice = 0;
+  std::uint64_t row0 = 0;
+  std::uint32_t rows = 0;
+};
+
+// Resolves a memory operation to the tile(s) it touches; calls f(const TileRef&) for each (an op
+// that covers every dQ slice or every head of a group touches several).
+template <class F>
+void for_each_tile(const PassPrograms& pp, const KernelProgram& kp, const OpTemplate& op, const Pass& pass,
+                   std::uint64_t iteration, F&& f);
+
+// One instantiated tile operation, as the simulator receives it.
+struct TileOp {
+  const OpTemplate* op = nullptr;
+  std::uint16_t index = 0;       // op index in its body
+  std::uint8_t body = 0;         // 0 prologue, 1 loop body, 2 epilogue
+  bool masked = false;           // the tile needs masking work
+  std::uint32_t pass = 0;
+  std::uint64_t iteration = 0;
+};
+
+// Streams one workgroup's tile operations in program order, pass by pass, without storing them.
+class WorkgroupCursor {
+ public:
+  WorkgroupCursor(const PassPrograms& pp, const KernelProgram& kp, std::uint64_t wg);
+  // Contract: fills `out` and returns true while operations remain.
+  bool next(TileOp& out);
+  const Pass& current_pass() const { return pass_; }
+
+ private:
+  bool start_pass();
+  const PassPrograms& pp_;
+  const KernelProgram& kp_;
+  std::uint64_t wg_;
+  std::uint32_t npasses_, pass_index_ = 0;
+  Pass pass_;
+  std::uint8_t body_ = 0;
+  std::uint16_t op_ = 0;
+  std::uint64_t iteration_ = 0;
+  bool masked_ = false;
+  bool started_ = false;
+};
+
+// Is the tile of this iteration partially masked or overhanging (does it pay the mask cost)?
+bool iteration_masked(const PassPrograms& pp, const KernelProgram& kp, const Pass& pass, std::uint64_t iteration);
+
+}  // namespace attnsim::workloads
+
+#include "workloads/kernel_program_inl.h"

@@ -1,0 +1,285 @@
+// Named kernel presets. Every figure cites its source: ../shared/reference/fa-schedules.md (FA-SCHED,
+// with its own repository@commit citations) and aiter-v3-kernels.md (AITER-CO, counts read from the
+// aiter code objects ROCm/aiter@e4048607). "estimate" marks a figure no source gave.
+#include "workloads/presets.h"
+
+#include <optional>
+
+namespace attnsim::workloads {
+namespace {
+
+// aiter asm v3 densities, per wave per iteration, from AITER-CO section 4 (bf16 d128, rtna, MI300).
+LoopDensity aiter_fwd_density() {
+  LoopDensity d;
+  // 170 VALU (excl. transcendentals) for 256x32/8 = 1024 scores per wave = 16 per lane.
+  d.valu_per_score_lane = 170.0 / 16.0;
+  d.mask_valu_per_score_lane = 34.0 / 16.0;  // "+mask": 34 VALU when the masking blocks run
+  // LDS read 16384 B per wave = the whole K and V tiles (2 x 32 x 128 x 2 B).
+  d.lds_read_per_tile_byte = 16384.0 / 16384.0;
+  // LDS write 1024 B ds_write (V) + 1024 B LDS-DMA (K) per wave.
+  d.lds_write_per_tile_byte = 2048.0 / 16384.0;
+  d.barriers = 5;
+  d.extra_trans = 1;  // 17 v_exp_f32 = 16 for P + 1 for the running-max rescale
+  d.source = "AITER-CO section 4, fwd_hd128_bf16_rtna.co copy A";
+  return d;
+}
+
+LoopDensity aiter_bwd_density(bool a16) {
+  LoopDensity d;
+  // 16 x 192 / 4 = 768 scores per wave = 12 per lane; 154 VALU (a32) or 182 (a16, rtna).
+  d.valu_per_score_lane = (a16 ? 182.0 : 154.0) / 12.0;
+  d.mask_valu_per_score_lane = 35.0 / 12.0;  // causal kernels' "+mask" 35 VALU
+  // Input tiles per iteration: Q and dO, 16 x 128 x 2 B each = 8192 B.
+  d.lds_read_per_tile_byte = (a16 ? 24064.0 : 25088.0) / 8192.0;
+  d.lds_write_per_tile_byte = (a16 ? 6656.0 + 256.0 : 7680.0 + 256.0) / 8192.0;
+  d.barriers = 6;
+  d.extra_trans = 0;
+  d.source = a16 ? "AITER-CO section 4, bwd_hd128_bf16_a16_rtna.co" : "AITER-CO section 4, bwd_hd128_bf16_a32_rtne.co";
+  return d;
+}
+
+// Kernels whose code objects were not read: the aiter densities of the same algorithm.
+LoopDensity borrowed(LoopDensity d, const std::string& kernel) {
+  d.source = "estimate (" + kernel + " code objects not read; density of " + d.source + ")";
+  return d;
+}
+
+FixedMix aiter_fwd_prologue() {
+  // AITER-CO section 6 "pre" (rtna): its 16 MFMA start the first tile and are counted in the loop.
+  return {0, 219, 19, 8, 16384, 0, "AITER-CO section 6, fwd_hd128_bf16_rtna.co pre (MFMA counted in the loop)"};
+}
+FixedMix aiter_fwd_epilogue() {
+  return {0, 450, 4, 3, 16384, 9216, "AITER-CO section 6, fwd_hd128_bf16_rtna.co post (MFMA counted in the loop)"};
+}
+FixedMix aiter_bwd_prologue() { return {0, 528, 1, 16, 45568, 40960, "AITER-CO section 6, bwd_hd128_bf16_a32_rtne.co pre"}; }
+FixedMix aiter_bwd_epilogue() { return {0, 1300, 0, 11, 26624, 26624, "AITER-CO section 6, bwd_hd128_bf16_a32_rtne.co post"}; }
+FixedMix aiter_preprocess() { return {0, 499, 0, 8, 16384, 2048, "AITER-CO section 7, bwd_hd128_odo_bf16.co"}; }
+FixedMix aiter_convert() { return {0, 324, 0, 24, 4096, 4096, "AITER-CO section 7, bwd_hd128_dq_convert_bf16_rtna.co"}; }
+
+FixedMix borrowed(FixedMix m, const std::string& kernel) {
+  m.source = "estimate (" + kernel + " code objects not read; counts of " + m.source + ")";
+  return m;
+}
+
+KernelSchedule aiter_v3(bool a16) {
+  KernelSchedule k;
+  k.name = a16 ? "aiter-v3-a16" : "aiter-v3";
+  k.source = "aiter asm v3, gfx942 (FA-SCHED B2; AITER-CO sections 1-7)";
+  FwdSchedule& f = k.fwd;
+  f.block_m = 256;  // ts_qo (fmha_fwd.csv)
+  f.block_n = 32;   // ts_kv
+  f.waves = 8;      // 512 threads (mha_fwd.cu)
+  f.stages = 2;     // estimate: K double-buffered through LDS-DMA while the current tile computes
+  f.pair_tiles = true;  // grid x halved with tg_div = 2 when masked; a WG takes a head and a tail tile
+  f.grid = GridOrder::blocks_first;  // grid (q tiles, Hq, B)
+  f.mfma = "v_mfma_f32_32x32x8_bf16";  // AITER-CO section 3
+  f.vgprs = 256;      // AITER-CO section 2 (.vgpr_count)
+  f.lds_bytes = 65536;
+  f.loop = aiter_fwd_density();
+  f.prologue = aiter_fwd_prologue();
+  f.epilogue = aiter_fwd_epilogue();
+
+  BwdSchedule& b = k.bwd;
+  b.block_m = 16;   // ts_qo (fmha_bwd_dqdkdv.csv)
+  b.block_n = 192;  // ts(kv)
+  b.waves = 4;      // 256 threads
+  b.stages = 2;     // estimate
+  b.pair_blocks = true;  // grid x halved for causal; the WG runs its loop twice (AITER-CO section 3)
+  b.grid = GridOrder::blocks_first;
+  b.dq = DqMode::atomic;  // a32: buffer_atomic_add_f32 into dq_acc, then dq_convert (a16: bf16 atomics, no convert)
+  b.gqa = GqaMode::expand;  // FA-SCHED B1: aiter's interface writes dk/dv_expanded and sums them
+  b.preprocess_rows = 128;  // odo ts
+  b.convert_rows = 64;      // dq_convert ts
+  b.mfma = "v_mfma_f32_16x16x16_bf16";
+  b.vgprs = 512;
+  b.lds_bytes = 65536;
+  b.loop = aiter_bwd_density(a16);
+  b.dq_loop = b.loop;
+  b.prologue = aiter_bwd_prologue();
+  b.epilogue = aiter_bwd_epilogue();
+  b.preprocess = aiter_preprocess();
+  b.convert = aiter_convert();
+  b.dq_acc_fp32 = !a16;
+  return k;
+}
+
+KernelSchedule ck() {
+  KernelSchedule k;
+  k.name = "ck";
+  k.source = "Composable Kernel ck_tile FMHA, gfx942 bf16 d128 (FA-SCHED B1)";
+  FwdSchedule& f = k.fwd;
+  f.block_m = 128;  // kM0 (FmhaFwdTileSize d128)
+  f.block_n = 128;  // kN0
+  f.waves = 4;
+  f.stages = 2;     // estimate: qr_async pipeline prefetches the next K tile
+  f.grid = GridOrder::blocks_first;  // grid (ceil(Sq/kM0), nhead, batch)
+  f.mfma = "v_mfma_f32_32x32x8_bf16";  // warp tile 32x32x16 = two 32x32x8 on gfx942
+  f.vgprs = 256;     // estimate (two waves per SIMD, as the aiter forward)
+  f.lds_bytes = 32768;  // estimate (K tile 128 x 32 x 2 B double-buffered plus V staging)
+  f.loop = borrowed(aiter_fwd_density(), "CK");
+  f.prologue = borrowed(aiter_fwd_prologue(), "CK");
+  f.epilogue = borrowed(aiter_fwd_epilogue(), "CK");
+
+  BwdSchedule& b = k.bwd;
+  b.block_m = 16;    // kM0 (FmhaBwdDQDKDVTileSize d128)
+  b.block_n = 128;   // kN0
+  b.waves = 4;
+  b.stages = 1;      // KR_KTR_VR: K, K^T, V resident in registers
+  b.grid = GridOrder::blocks_first;  // grid (ceil(Sk/kN0), nhead_q, batch)
+  b.dq = DqMode::atomic;
+  b.gqa = GqaMode::expand;
+  b.preprocess_rows = 64;  // dot_do_o M0_1D
+  b.convert_rows = 64;     // estimate (convert_dq grid ceil(Sq/kM0) with the convert kernel's own tile)
+  b.mfma = "v_mfma_f32_16x16x16_bf16";
+  b.vgprs = 512;     // estimate (K, K^T, V in registers)
+  b.lds_bytes = 49152;  // estimate
+  b.loop = borrowed(aiter_bwd_density(false), "CK");
+  b.dq_loop = b.loop;
+  b.prologue = borrowed(aiter_bwd_prologue(), "CK");
+  b.epilogue = borrowed(aiter_bwd_epilogue(), "CK");
+  b.preprocess = borrowed(aiter_preprocess(), "CK");
+  b.convert = borrowed(aiter_convert(), "CK");
+  return k;
+}
+
+KernelSchedule triton_amd() {
+  KernelSchedule k;
+  k.name = "triton-amd";
+  k.source = "aiter Triton AMD backend, gfx942 (FA-SCHED B2)";
+  FwdSchedule& f = k.fwd;
+  f.block_m = 128;  // BLOCK_M (fwd_prefill.py)
+  f.block_n = 64;   // BLOCK_N
+  f.waves = 4;      // num_warps
+  f.stages = 1;     // num_stages
+  f.grid = GridOrder::heads_first;  // grid (Hq, ceil(Sq/BLOCK_M), B)
+  f.mfma = "v_mfma_f32_32x32x8_bf16";  // estimate (Triton's default 32x32 matrix instructions for the forward)
+  f.vgprs = 256;    // waves_per_eu = 2
+  f.lds_bytes = 32768;  // estimate (K and V tiles 64 x 128 x 2 B)
+  f.loop = borrowed(aiter_fwd_density(), "Triton");
+  f.prologue = borrowed(aiter_fwd_prologue(), "Triton");
+  f.epilogue = borrowed(aiter_fwd_epilogue(), "Triton");
+
+  BwdSchedule& b = k.bwd;
+  b.block_m = 32;     // BLOCK_M1 (bwd.py "off" config)
+  b.block_n = 128;    // BLOCK_N1
+  b.waves = 4;
+  b.stages = 1;
+  b.grid = GridOrder::heads_first;  // grid (H_k, ceil(Sk/BLOCK_N1), B)
+  b.dq = DqMode::two_pass;  // fused mode: dQ for a 128-row Q block in a second loop over K, no atomics
+  b.gqa = GqaMode::kv_loop;  // for hqid in range(hkid*G, hkid*G+G)
+  b.dq_block_m = 128;  // BLOCK_M2
+  b.dq_block_n = 64;   // BLOCK_N2
+  b.preprocess_rows = 64;  // PRE_BLOCK
+  b.convert_rows = 64;
+  b.mfma = "v_mfma_f32_16x16x16_bf16";  // nonkdim = 16
+  b.vgprs = 512;  // waves_per_eu = 1
+  b.lds_bytes = 65536;  // estimate
+  b.loop = borrowed(aiter_bwd_density(false), "Triton");
+  b.dq_loop = b.loop;
+  b.prologue = borrowed(aiter_bwd_prologue(), "Triton");
+  b.epilogue = borrowed(aiter_bwd_epilogue(), "Triton");
+  b.preprocess = borrowed(aiter_preprocess(), "Triton");
+  b.convert = borrowed(aiter_convert(), "Triton");
+  return k;
+}
+
+KernelSchedule aotriton() {
+  KernelSchedule k = triton_amd();
+  k.name = "aotriton";
+  k.source = "AOTriton, ROCm aten::_efficient_attention (FA-SCHED Part A: the seed; two-pass, 64x64 blocks)";
+  k.fwd.block_m = 128;  // estimate (not in the references)
+  k.fwd.block_n = 64;   // estimate
+  k.bwd.block_m = 64;   // "block_q = block_kv = 64 (default for d=128)" (TraceLens PR #757 ec6e1ef0)
+  k.bwd.block_n = 64;
+  k.bwd.dq_block_m = 64;
+  k.bwd.dq_block_n = 64;
+  k.bwd.gqa = GqaMode::kv_loop;  // estimate
+  for (LoopDensity* d : {&k.fwd.loop, &k.bwd.loop, &k.bwd.dq_loop}) {
+    d->source = std::string("estimate (AOTriton code objects not read; aiter-v3 density)");
+  }
+  return k;
+}
+
+KernelSchedule fa2() {
+  KernelSchedule k;
+  k.name = "fa2";
+  k.native_arch = "h100";
+  k.source = "FlashAttention-2 CUDA, sm80/sm90 d128 (FA-SCHED B3)";
+  FwdSchedule& f = k.fwd;
+  f.block_m = 128;  // kBlockM (Flash_fwd_kernel_traits<128, 128, 64, 4>)
+  f.block_n = 64;   // kBlockN
+  f.waves = 4;      // 4 warps
+  f.stages = 2;     // estimate (cp.async double buffering of K/V)
+  f.grid = GridOrder::blocks_first;  // grid (num_m_block, b, h)
+  f.mfma = "mma.sync.m16n8k16.f32.bf16";
+  f.vgprs = 255;    // estimate
+  f.lds_bytes = 49152;  // estimate (Q 128x128 + K, V 64x128, bf16)
+  f.loop = borrowed(aiter_fwd_density(), "FlashAttention-2");
+  f.prologue = borrowed(aiter_fwd_prologue(), "FlashAttention-2");
+  f.epilogue = borrowed(aiter_fwd_epilogue(), "FlashAttention-2");
+
+  BwdSchedule& b = k.bwd;
+  b.block_m = 64;    // kBlockM (Flash_bwd_kernel_traits<128, 64, 128, 8, ...>)
+  b.block_n = 128;   // kBlockN
+  b.waves = 8;       // 8 warps
+  b.stages = 1;
+  b.grid = GridOrder::blocks_first;  // grid (num_n_block, b, h)
+  b.dq = DqMode::atomic;  // fp32 atomicAdd into dq_accum, then convert_dq
+  b.gqa = GqaMode::expand;  // dk_expanded / dv_expanded, then summed
+  b.preprocess_rows = 64;
+  b.convert_rows = 64;
+  b.mfma = "mma.sync.m16n8k16.f32.bf16";
+  b.vgprs = 255;
+  b.lds_bytes = 147456;  // "smem >= 144 KB" selects these traits
+  b.loop = borrowed(aiter_bwd_density(false), "FlashAttention-2");
+  b.dq_loop = b.loop;
+  b.prologue = borrowed(aiter_bwd_prologue(), "FlashAttention-2");
+  b.epilogue = borrowed(aiter_bwd_epilogue(), "FlashAttention-2");
+  b.preprocess = borrowed(aiter_preprocess(), "FlashAttention-2");
+  b.convert = borrowed(aiter_convert(), "FlashAttention-2");
+  return k;
+}
+
+KernelSchedule fa3() {
+  KernelSchedule k = fa2();
+  k.name = "fa3";
+  k.source = "FlashAttention-3 (Hopper), d128 bf16 (FA-SCHED B4)";
+  k.fwd.block_m = 128;        // kBlockM
+  k.fwd.block_n = 176;        // non-causal kBlockN (128 when causal or local)
+  k.fwd.block_n_masked = 128;
+  k.fwd.waves = 8;            // 2 MMA warpgroups ...
+  k.fwd.load_waves = 4;       // ... + 1 producer warpgroup = 384 threads
+  k.fwd.stages = 2;
+  k.fwd.mfma = "wgmma.m64n256k16.f32.bf16";
+  k.fwd.lds_bytes = 196608;   // estimate (Q + 2 stages of K and V, 128/176 x 128 bf16)
+  k.bwd.block_m = 80;         // non-causal kBlockM (64 when causal)
+  k.bwd.block_m_masked = 64;
+  k.bwd.block_n = 128;
+  k.bwd.waves = 8;            // 2 MMA warpgroups + 1 producer warpgroup
+  k.bwd.load_waves = 4;
+  k.bwd.stages = 2;           // Stages_dO = Stages_dS = 2
+  k.bwd.mfma = "wgmma.m64n256k16.f32.bf16";
+  k.bwd.lds_bytes = 196608;   // estimate
+  k.bwd.gqa = GqaMode::expand;  // FA3 reduce-adds dK/dV in fp32; modelled as expansion (see docs)
+  for (LoopDensity* d : {&k.fwd.loop, &k.bwd.loop, &k.bwd.dq_loop}) {
+    d->source = std::string("estimate (FlashAttention-3 code not read; aiter-v3 density)");
+  }
+  return k;
+}
+
+}  // namespace
+
+std::vector<std::string> preset_names() { return {"aiter-v3", "aiter-v3-a16", "ck", "triton-amd", "aotriton", "fa2", "fa3"}; }
+
+std::optional<KernelSchedule> preset(const std::string& name) {
+  if (name == "aiter-v3") return aiter_v3(false);
+  if (name == "aiter-v3-a16") return aiter_v3(true);
+  if (name == "ck") return ck();
+  if (name == "triton-amd") return triton_amd();
+  if (name == "aotriton") return aotriton();
+  if (name == "fa2") return fa2();
+  if (name == "fa3") return fa3();
+  return std::nullopt;
+}
+
+}  // namespace attnsim::workloads

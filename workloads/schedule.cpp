@@ -1,0 +1,223 @@
+#include "workloads/schedule.h"
+
+#include <functional>
+
+#include "arch/config_error.h"
+#include "workloads/presets.h"
+
+namespace attnsim::workloads {
+
+using arch::ConfigError;
+using arch::ValueOrigin;
+
+std::string_view to_string(DqMode m) {
+  switch (m) {
+    case DqMode::atomic: return "atomic";
+    case DqMode::two_pass: return "two_pass";
+    case DqMode::split: return "split";
+  }
+  return "?";
+}
+std::string_view to_string(GqaMode m) { return m == GqaMode::expand ? "expand" : "kv_loop"; }
+std::string_view to_string(GridOrder o) { return o == GridOrder::blocks_first ? "blocks_first" : "heads_first"; }
+
+namespace {
+bool masked(const Problem& p) { return p.causal || p.window.has_value(); }
+}  // namespace
+
+std::uint32_t KernelSchedule::fwd_block_n(const Problem& p) const {
+  return masked(p) && fwd.block_n_masked ? fwd.block_n_masked : fwd.block_n;
+}
+std::uint32_t KernelSchedule::bwd_block_m(const Problem& p) const {
+  return masked(p) && bwd.block_m_masked ? bwd.block_m_masked : bwd.block_m;
+}
+
+namespace {
+
+// One overridable field: its name, how to print it, and how to set it from text.
+struct Field {
+  std::string name;
+  std::function<std::string(const KernelSchedule&)> get;
+  std::function<std::optional<std::string>(KernelSchedule&, const std::string&)> set;  // error text
+};
+
+std::optional<std::uint32_t> to_uint(const std::string& v, std::uint32_t lo, std::uint32_t hi) {
+  if (v.empty() || v.size() > 9 || v.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  const auto x = static_cast<std::uint32_t>(std::stoul(v));
+  if (x < lo || x > hi) return std::nullopt;
+  return x;
+}
+
+template <class Acc>
+Field uint_field(std::string name, Acc acc, std::uint32_t lo, std::uint32_t hi) {
+  Field f;
+  f.name = std::move(name);
+  f.get = [acc](const KernelSchedule& k) { return std::to_string(acc(k)); };
+  f.set = [acc, lo, hi](KernelSchedule& k, const std::string& v) -> std::optional<std::string> {
+    const auto x = to_uint(v, lo, hi);
+    if (!x) return "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got \"" + v + "\"";
+    acc(k) = *x;
+    return std::nullopt;
+  };
+  return f;
+}
+
+template <class Acc>
+Field bool_field(std::string name, Acc acc) {
+  Field f;
+  f.name = std::move(name);
+  f.get = [acc](const KernelSchedule& k) { return std::string(acc(k) ? "true" : "false"); };
+  f.set = [acc](KernelSchedule& k, const std::string& v) -> std::optional<std::string> {
+    if (v != "true" && v != "false") return "expected true or false, got \"" + v + "\"";
+    acc(k) = v == "true";
+    return std::nullopt;
+  };
+  return f;
+}
+
+template <class Acc, class E, std::size_t N>
+Field enum_field(std::string name, Acc acc, const std::array<E, N>& values) {
+  Field f;
+  f.name = std::move(name);
+  f.get = [acc](const KernelSchedule& k) { return std::string(to_string(acc(k))); };
+  f.set = [acc, values](KernelSchedule& k, const std::string& v) -> std::optional<std::string> {
+    std::string list;
+    for (E e : values) {
+      if (to_string(e) == v) {
+        acc(k) = e;
+        return std::nullopt;
+      }
+      list += (list.empty() ? "" : ", ") + std::string(to_string(e));
+    }
+    return "expected one of " + list + ", got \"" + v + "\"";
+  };
+  return f;
+}
+
+template <class Acc>
+Field text_field(std::string name, Acc acc) {
+  Field f;
+  f.name = std::move(name);
+  f.get = [acc](const KernelSchedule& k) { return acc(k); };
+  f.set = [acc](KernelSchedule& k, const std::string& v) -> std::optional<std::string> {
+    if (v.empty()) return std::string("expected a non-empty name");
+    acc(k) = v;
+    return std::nullopt;
+  };
+  return f;
+}
+
+#define ATTNSIM_SCHED(member) [](auto& k) -> auto& { return k.member; }
+
+const std::vector<Field>& fields() {
+  static const std::vector<Field> table = [] {
+    constexpr std::array grids{GridOrder::blocks_first, GridOrder::heads_first};
+    constexpr std::array dqs{DqMode::atomic, DqMode::two_pass, DqMode::split};
+    constexpr std::array gqas{GqaMode::expand, GqaMode::kv_loop};
+    std::vector<Field> t;
+    t.push_back(uint_field("fwd.block_m", ATTNSIM_SCHED(fwd.block_m), 1, 4096));
+    t.push_back(uint_field("fwd.block_n", ATTNSIM_SCHED(fwd.block_n), 1, 4096));
+    t.push_back(uint_field("fwd.block_n_masked", ATTNSIM_SCHED(fwd.block_n_masked), 0, 4096));
+    t.push_back(uint_field("fwd.waves", ATTNSIM_SCHED(fwd.waves), 1, 64));
+    t.push_back(uint_field("fwd.load_waves", ATTNSIM_SCHED(fwd.load_waves), 0, 64));
+    t.push_back(uint_field("fwd.stages", ATTNSIM_SCHED(fwd.stages), 1, 8));
+    t.push_back(bool_field("fwd.pair_tiles", ATTNSIM_SCHED(fwd.pair_tiles)));
+    t.push_back(enum_field("fwd.grid", ATTNSIM_SCHED(fwd.grid), grids));
+    t.push_back(text_field("fwd.mfma", ATTNSIM_SCHED(fwd.mfma)));
+    t.push_back(uint_field("fwd.vgprs", ATTNSIM_SCHED(fwd.vgprs), 1, 512));
+    t.push_back(uint_field("fwd.lds_bytes", ATTNSIM_SCHED(fwd.lds_bytes), 0, 1 << 24));
+    t.push_back(uint_field("bwd.block_m", ATTNSIM_SCHED(bwd.block_m), 1, 4096));
+    t.push_back(uint_field("bwd.block_m_masked", ATTNSIM_SCHED(bwd.block_m_masked), 0, 4096));
+    t.push_back(uint_field("bwd.block_n", ATTNSIM_SCHED(bwd.block_n), 1, 4096));
+    t.push_back(uint_field("bwd.waves", ATTNSIM_SCHED(bwd.waves), 1, 64));
+    t.push_back(uint_field("bwd.load_waves", ATTNSIM_SCHED(bwd.load_waves), 0, 64));
+    t.push_back(uint_field("bwd.stages", ATTNSIM_SCHED(bwd.stages), 1, 8));
+    t.push_back(bool_field("bwd.pair_blocks", ATTNSIM_SCHED(bwd.pair_blocks)));
+    t.push_back(enum_field("bwd.grid", ATTNSIM_SCHED(bwd.grid), grids));
+    t.push_back(enum_field("bwd.dq", ATTNSIM_SCHED(bwd.dq), dqs));
+    t.push_back(bool_field("bwd.dq_acc_fp32", ATTNSIM_SCHED(bwd.dq_acc_fp32)));
+    t.push_back(enum_field("bwd.gqa", ATTNSIM_SCHED(bwd.gqa), gqas));
+    t.push_back(uint_field("bwd.dq_block_m", ATTNSIM_SCHED(bwd.dq_block_m), 1, 4096));
+    t.push_back(uint_field("bwd.dq_block_n", ATTNSIM_SCHED(bwd.dq_block_n), 1, 4096));
+    t.push_back(uint_field("bwd.preprocess_rows", ATTNSIM_SCHED(bwd.preprocess_rows), 1, 4096));
+    t.push_back(uint_field("bwd.convert_rows", ATTNSIM_SCHED(bwd.convert_rows), 1, 4096));
+    t.push_back(text_field("bwd.mfma", ATTNSIM_SCHED(bwd.mfma)));
+    t.push_back(uint_field("bwd.vgprs", ATTNSIM_SCHED(bwd.vgprs), 1, 512));
+    t.push_back(uint_field("bwd.lds_bytes", ATTNSIM_SCHED(bwd.lds_bytes), 0, 1 << 24));
+    return t;
+  }();
+  return table;
+}
+
+std::string trim(std::string s) {
+  while (!s.empty() && s.front() == ' ') s.erase(s.begin());
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> schedule_fields(const KernelSchedule& k) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& f : fields()) out.emplace_back(f.name, f.get(k));
+  return out;
+}
+
+KernelSchedule parse_kernel_spec(const std::string& spec) {
+  const ValueOrigin where{"--kernel " + spec, 0, 0, {}};
+  std::vector<std::string> parts;
+  std::string cur;
+  for (char c : spec) {
+    if (c == ',') {
+      parts.push_back(trim(cur));
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  parts.push_back(trim(cur));
+  auto k = preset(parts[0]);
+  if (!k) {
+    std::string names;
+    for (const auto& n : preset_names()) names += (names.empty() ? "" : ", ") + n;
+    throw ConfigError(where, "", "unknown kernel preset '" + parts[0] + "'; presets: " + names);
+  }
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    const auto eq = parts[i].find('=');
+    if (eq == std::string::npos) throw ConfigError(where, parts[i], "expected field=value");
+    const std::string name = trim(parts[i].substr(0, eq));
+    const std::string value = trim(parts[i].substr(eq + 1));
+    const auto it = std::find_if(fields().begin(), fields().end(), [&](const Field& f) { return f.name == name; });
+    if (it == fields().end()) {
+      std::string names;
+      for (const auto& f : fields()) names += (names.empty() ? "" : ", ") + f.name;
+      throw ConfigError(where, name, "unknown schedule field; fields: " + names);
+    }
+    if (auto err = it->set(*k, value)) throw ConfigError(where, name, *err);
+  }
+  if (parts.size() > 1) k->name = spec;
+  validate(*k, "--kernel " + spec);
+  return *k;
+}
+
+void validate(const KernelSchedule& k, const std::string& origin) {
+  const auto fail = [&](const std::string& field, const std::string& problem) {
+    throw ConfigError(ValueOrigin{origin, 0, 0, {}}, field, problem);
+  };
+  if (k.fwd.block_m % k.fwd.waves != 0) {
+    fail("fwd.block_m", std::to_string(k.fwd.block_m) + " query rows do not split evenly over " +
+                            std::to_string(k.fwd.waves) + " waves");
+  }
+  if (k.bwd.block_n % k.bwd.waves != 0) {
+    fail("bwd.block_n", std::to_string(k.bwd.block_n) + " key rows do not split evenly over " +
+                            std::to_string(k.bwd.waves) + " waves");
+  }
+  if (k.bwd.dq == DqMode::split && !k.bwd.dq_acc_fp32) {
+    fail("bwd.dq_acc_fp32", "split dQ needs fp32 accumulator slices");
+  }
+  if (k.bwd.dq == DqMode::two_pass && !k.bwd.dq_acc_fp32) {
+    fail("bwd.dq_acc_fp32", "two-pass dQ accumulates in registers; 16-bit atomics apply to dq=atomic only");
+  }
+}
+
+}  // namespace attnsim::workloads

@@ -1,0 +1,122 @@
+// A flash-attention kernel's structure: tile sizes, waves, buffering, grid order, dQ and GQA
+// strategies, and the instruction density its loops issue. Named presets reproduce real kernels.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "workloads/problem.h"
+
+namespace attnsim::workloads {
+
+// How the backward pass produces dQ.
+enum class DqMode {
+  atomic,    // fp32 atomic adds into dq_acc from every key block, then a convert kernel (CK, aiter a32, FA2)
+  two_pass,  // a second kernel per query block re-reads K and V and accumulates dQ in registers (Triton, AOTriton)
+  split,     // each key block writes its own dq_acc slice; the convert kernel sums the slices (deterministic)
+};
+std::string_view to_string(DqMode m);
+
+// How the backward pass handles grouped-query attention.
+enum class GqaMode {
+  expand,   // one workgroup per query head; dK/dV per query head, then summed over the group (CK, FA2)
+  kv_loop,  // one workgroup per KV head looping over its query heads; dK/dV summed in registers (Triton)
+};
+std::string_view to_string(GqaMode m);
+
+// Which grid index varies fastest in the linear workgroup id (the dispatch order).
+enum class GridOrder {
+  blocks_first,  // (blocks, heads, batch): CK, aiter
+  heads_first,   // (heads, blocks, batch): Triton
+};
+std::string_view to_string(GridOrder o);
+
+// Instruction density of a loop, per wave, as coefficients that scale with the tile shape.
+// Counts come from a kernel's code object where one was read (see `source`).
+struct LoopDensity {
+  double valu_per_score_lane = 0;      // VALU instructions per (score / wave size)
+  double mask_valu_per_score_lane = 0; // extra VALU on a tile that needs masking
+  double lds_read_per_tile_byte = 0;   // LDS bytes read per byte of the loop's input tiles, per wave
+  double lds_write_per_tile_byte = 0;  // LDS bytes written per byte of the loop's input tiles, per wave
+  std::uint32_t barriers = 0;          // s_barrier per iteration
+  std::uint32_t extra_trans = 0;       // transcendentals per iteration besides one exp per score
+  std::string source;
+};
+
+// Per-wave instruction counts of a loop-free kernel or of a loop's prologue/epilogue.
+struct FixedMix {
+  std::uint32_t mfma = 0, valu = 0, trans = 0, barriers = 0;
+  std::uint64_t lds_read_bytes = 0, lds_write_bytes = 0;
+  std::string source;
+};
+
+// Forward kernel: a Q block per workgroup looping over key blocks with online softmax.
+struct FwdSchedule {
+  std::uint32_t block_m = 128;  // query rows per workgroup
+  std::uint32_t block_n = 64;   // key rows per iteration
+  std::uint32_t block_n_masked = 0;  // key rows per iteration under a causal or window mask (0: block_n)
+  std::uint32_t waves = 4;       // waves that compute (split the query rows)
+  std::uint32_t load_waves = 0;  // producer waves that only issue loads (FlashAttention-3's load warpgroup)
+  std::uint32_t stages = 1;     // key/value tiles in flight (buffering depth)
+  bool pair_tiles = false;      // with a mask, one workgroup takes Q tile t and tile T-1-t (aiter tg_div = 2)
+  GridOrder grid = GridOrder::blocks_first;
+  std::string mfma;             // matrix instruction name, as in the arch config
+  std::uint32_t vgprs = 0;      // per wave (arch + acc)
+  std::uint32_t lds_bytes = 0;  // per workgroup
+  LoopDensity loop;
+  FixedMix prologue, epilogue;
+};
+
+// Backward kernels: preprocess, main (a key block per workgroup looping over query blocks),
+// and dQ by atomics + convert, by a second pass, or by split slices + reduction.
+struct BwdSchedule {
+  std::uint32_t block_m = 64;    // query rows per iteration of the main loop
+  std::uint32_t block_m_masked = 0;  // query rows per iteration under a mask (0: block_m)
+  std::uint32_t block_n = 128;   // key rows per workgroup
+  std::uint32_t waves = 4;       // waves that compute (split the key rows)
+  std::uint32_t load_waves = 0;  // producer waves that only issue loads
+  std::uint32_t stages = 1;
+  bool pair_blocks = false;      // with a mask, one workgroup takes key block t and block T-1-t
+  GridOrder grid = GridOrder::blocks_first;
+  DqMode dq = DqMode::atomic;
+  bool dq_acc_fp32 = true;       // atomic mode: fp32 dq_acc + convert kernel; false: 16-bit atomics into dQ (aiter a16)
+  GqaMode gqa = GqaMode::expand;
+  std::uint32_t dq_block_m = 128;  // two-pass dQ kernel: query rows per workgroup
+  std::uint32_t dq_block_n = 64;   // two-pass dQ kernel: key rows per iteration
+  std::uint32_t preprocess_rows = 64;
+  std::uint32_t convert_rows = 64;
+  std::string mfma;
+  std::uint32_t vgprs = 0, lds_bytes = 0;
+  LoopDensity loop, dq_loop;
+  FixedMix prologue, epilogue, preprocess, convert;
+};
+
+// A named kernel: its forward and backward schedules and where they come from.
+struct KernelSchedule {
+  std::string name;
+  std::string source;
+  std::string native_arch = "mi300x";  // the GPU the preset was written for
+  FwdSchedule fwd;
+  BwdSchedule bwd;
+
+  // Block sizes in force for a problem (FlashAttention-3 uses smaller tiles under a mask).
+  std::uint32_t fwd_block_n(const Problem& p) const;
+  std::uint32_t bwd_block_m(const Problem& p) const;
+};
+
+// Names of the presets: ck, aiter-v3, aiter-v3-a16, triton-amd, aotriton, fa2, fa3.
+std::vector<std::string> preset_names();
+
+// `PRESET[,field=value,...]`, e.g. "aiter-v3,fwd.block_n=64,bwd.dq=split".
+// Contract: throws arch::ConfigError naming the preset or field on an unknown name, an unknown
+// field or a bad value (and on a schedule that is structurally invalid).
+KernelSchedule parse_kernel_spec(const std::string& spec);
+
+// Fields `--kernel` can override, with their current value in `k`: ("fwd.block_m", "256"), ...
+std::vector<std::pair<std::string, std::string>> schedule_fields(const KernelSchedule& k);
+
+// Structural checks independent of a problem (block sizes positive, waves within limits, ...).
+void validate(const KernelSchedule& k, const std::string& origin);
+
+}  // namespace attnsim::workloads

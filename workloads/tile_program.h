@@ -1,0 +1,110 @@
+// Tile operations and the dependence graph of a loop body: built by name, checked once with
+// Boost.Graph (acyclic, topological order, critical path), then compiled to flat arrays.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "workloads/tensors.h"
+
+namespace attnsim::workloads {
+
+// What an operation does. Memory actions move one tile of one tensor; compute actions update the
+// workgroup's tiles. The functional interpreter gives each its semantics; the simulator its cost.
+enum class Action : std::uint8_t {
+  load_q, load_k, load_v, load_o, load_do, load_lse, load_delta, load_dq_acc, load_dk_expanded, load_dv_expanded,
+  store_o, store_lse, store_delta, store_dq, store_dk, store_dv, store_dq_acc, store_dk_expanded, store_dv_expanded,
+  zero_dq_acc, atomic_dq,
+  qk, online_softmax, pv, finalize,        // forward
+  row_dot,                                  // preprocess: D = rowsum(dO * O)
+  scores, probs, dp, ds, dv_acc, dk_acc, dq_part, dq_acc_local,  // backward
+  sum_slices, sum_group,                    // convert, GQA reduction
+  barrier,
+};
+std::string_view to_string(Action a);
+bool is_memory(Action a);
+bool is_store(Action a);  // stores and atomics
+
+// The unit an operation occupies.
+enum class Pipe : std::uint8_t { memory, lds, matrix, vector, sync };
+std::string_view to_string(Pipe p);
+
+// Which rows of its tensor a memory operation touches.
+enum class RowsOf : std::uint8_t { none, outer, inner };
+
+// Instruction counts one wave issues for the operation.
+struct OpCost {
+  std::uint32_t mfma = 0;      // matrix instructions of the kernel's shape
+  std::uint32_t valu = 0;      // VALU instructions, transcendentals excluded
+  std::uint32_t trans = 0;     // transcendental instructions (exp)
+  std::uint32_t mask_valu = 0; // extra VALU when the tile needs masking
+  std::uint64_t lds_read = 0;  // bytes
+  std::uint64_t lds_write = 0; // bytes
+  std::uint32_t barriers = 0;
+  std::uint64_t instructions() const { return mfma + valu + trans + barriers; }
+};
+
+// A dependence on an operation `distance` iterations earlier (loop-carried).
+struct CarriedDep {
+  std::uint16_t op = 0;
+  std::uint16_t distance = 1;
+};
+
+// One operation of a compiled body.
+struct OpTemplate {
+  Action action = Action::barrier;
+  Pipe pipe = Pipe::sync;
+  TensorId tensor = TensorId::count;  // memory operations only
+  RowsOf rows = RowsOf::none;
+  OpCost cost;
+  std::uint16_t deps_begin = 0, deps_end = 0;        // into CompiledBody::deps
+  std::uint16_t carried_begin = 0, carried_end = 0;  // into CompiledBody::carried
+};
+
+// A body as flat arrays in topological order: what the simulator and the interpreter walk.
+struct CompiledBody {
+  std::vector<OpTemplate> ops;
+  std::vector<std::uint16_t> deps;     // same-iteration predecessors, by op index
+  std::vector<CarriedDep> carried;     // predecessors in earlier iterations
+  std::vector<std::string> names;      // op names, for traces and errors
+  std::uint64_t critical_path = 0;     // longest chain of one iteration, in instructions per wave
+  bool empty() const { return ops.empty(); }
+};
+
+// Collects operations and dependences by name, then compiles them.
+class BodyBuilder {
+ public:
+  explicit BodyBuilder(std::string body_name) : body_(std::move(body_name)) {}
+
+  // Adds an op; `after` names same-iteration predecessors that must already exist or be added later.
+  BodyBuilder& op(std::string name, Action a, Pipe p, OpCost cost, std::vector<std::string> after = {},
+                  TensorId tensor = TensorId::count, RowsOf rows = RowsOf::none);
+  // Adds a loop-carried dependence: `name` in iteration i waits for `on` in iteration i - distance.
+  BodyBuilder& carried(const std::string& name, const std::string& on, std::uint16_t distance);
+
+  // Contract: throws std::logic_error naming the body and the ops when a name is unknown or the
+  // same-iteration dependences form a cycle (found with Boost.Graph's topological sort).
+  CompiledBody compile() const;
+
+ private:
+  struct Pending {
+    std::string name;
+    Action action;
+    Pipe pipe;
+    OpCost cost;
+    std::vector<std::string> after;
+    TensorId tensor;
+    RowsOf rows;
+  };
+  struct PendingCarried {
+    std::string name, on;
+    std::uint16_t distance;
+  };
+  std::string body_;
+  std::vector<Pending> ops_;
+  std::vector<PendingCarried> carried_;
+};
+
+}  // namespace attnsim::workloads
