@@ -96,7 +96,7 @@ TEST_CASE("bad input exits with code 2 and a message naming the problem") {
 }
 
 TEST_CASE("every command's --help explains itself with an example") {
-  for (const std::string cmd : {"", "arch", "arch show", "arch params", "arch list", "arch lint"}) {
+  for (const std::string cmd : {"", "arch", "arch show", "arch params", "arch list", "arch lint", "check"}) {
     CAPTURE(cmd);
     const Run r = run_attnsim(cmd + " --help");
     CHECK(r.exit_code == 0);
@@ -126,4 +126,31 @@ TEST_CASE("arch lint passes shipped configs and fails a value without a source")
   CHECK(r.exit_code == 2);
   CHECK(contains(r.out, "gpu.toml:10: value without a '# src: KEY' comment: xcds = 8"));
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("check passes a preset and reports JSON") {
+  const Run r = run_attnsim("check --kernel aiter-v3 --direction bwd --heads 4:2 --seqlen 200:250 --head-dim 32 --causal --json",
+                            false);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["passed"] == true);
+  CHECK(j["bytes_match"] == true);
+  CHECK(j["max_rel_error"].get<double>() < 1e-4);
+  CHECK(j["bytes"]["dq_acc"]["functional_written"] == j["bytes"]["dq_acc"]["analytic_written"]);
+  CHECK(j["kernels"].size() == 5);  // preprocess, zero dq_acc, dK/dV, convert, GQA reduction
+}
+
+TEST_CASE("check refuses bad problem flags with exit code 2") {
+  const Run gqa = run_attnsim("check --heads 6:4");
+  CHECK(gqa.exit_code == 2);
+  CHECK(contains(gqa.out, "problem flags: error: key 'heads_q': 6 is not a multiple of heads_kv = 4"));
+  const Run window = run_attnsim("check --causal --window 64:8");
+  CHECK(window.exit_code == 2);
+  CHECK(contains(window.out, "key 'window': a right window of 8 conflicts with causal masking"));
+  const Run seq = run_attnsim("check --seqlen 12x");
+  CHECK(seq.exit_code == 2);
+  CHECK(contains(seq.out, "--seqlen 12x: error: key 'seqlen_q': expected a positive integer, got \"12x\""));
+  const Run kernel = run_attnsim("check --kernel fa3 --arch mi300x");
+  CHECK(kernel.exit_code == 2);
+  CHECK(contains(kernel.out, "matrix instruction 'wgmma.m64n256k16.f32.bf16' is not in the AMD Instinct MI300X config"));
 }

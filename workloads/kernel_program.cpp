@@ -30,6 +30,12 @@ namespace {
 std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
 std::uint32_t rounded(double x) { return static_cast<std::uint32_t>(std::llround(x)); }
 
+// Part `index` of `parts` of a byte total, so that the parts add up to the rounded total exactly.
+double share(double total, std::uint32_t parts, std::uint32_t index) {
+  const auto t = static_cast<std::uint64_t>(std::llround(total));
+  return static_cast<double>(t / parts + (index < t % parts ? 1 : 0));
+}
+
 // Instruction counts per wave for one loop iteration, from a density and the tile shape.
 struct LoopCosts {
   const arch::MatrixInstruction* mfma = nullptr;
@@ -56,19 +62,20 @@ const arch::MatrixInstruction& find_instruction(const arch::GpuSpec& gpu, const 
 }
 
 void check_fits(const arch::GpuSpec& gpu, const KernelProgram& kp, const std::string& kernel) {
+  const std::string field = kp.kind == KernelKind::fwd ? "fwd" : "bwd";
   const ValueOrigin where{"--kernel " + kernel, 0, 0, {}};
   if ((kp.waves + kp.load_waves) * gpu.cu.wave_size > gpu.cu.max_workgroup_size) {
-    throw ConfigError(where, kp.name + ".waves",
+    throw ConfigError(where, field + ".waves",
                       std::to_string(kp.waves + kp.load_waves) + " waves of " + std::to_string(gpu.cu.wave_size) + " exceed the " +
                           gpu.name + " workgroup limit of " + std::to_string(gpu.cu.max_workgroup_size) + " threads");
   }
   if (kp.lds_bytes > gpu.cu.lds_max_per_workgroup.value) {
-    throw ConfigError(where, kp.name + ".lds_bytes",
+    throw ConfigError(where, field + ".lds_bytes",
                       std::to_string(kp.lds_bytes) + " B of LDS exceed the " + gpu.name + " limit of " +
                           arch::format(gpu.cu.lds_max_per_workgroup) + " per workgroup");
   }
   if (kp.vgprs > gpu.cu.max_vgprs_per_wave + 1) {
-    throw ConfigError(where, kp.name + ".vgprs",
+    throw ConfigError(where, field + ".vgprs",
                       std::to_string(kp.vgprs) + " registers exceed the " + gpu.name + " limit of " +
                           std::to_string(gpu.cu.max_vgprs_per_wave) + " per wave");
   }
@@ -196,19 +203,19 @@ KernelProgram rows_kernel(const Problem& p, const KernelSchedule& k, KernelKind 
 // The ops both backward loops share: recompute S and P, dP, dS. `q_side` loops stream Q and dO
 // (the main kernel); the others stream K and V with Q, dO and the row statistics held from the prologue.
 void backward_loop_ops(BodyBuilder& b, const LoopCosts& lc, const LoopDensity& d, const Problem& p, std::uint64_t bm,
-                       std::uint64_t bn, bool q_side, double tile_bytes) {
+                       std::uint64_t bn, bool q_side, double tile_bytes, std::uint32_t gemms) {
+  // Each of the loop's `gemms` matrix products (S, dP, dV, dK, dQ) reads its share of the LDS bytes.
   const std::uint64_t lanes = lc.score_lanes(bm, bn);
-  const std::uint32_t gemms = q_side ? 5 : 3;  // S, dP, (dV, dK,) dQ
-  const double lds_per_gemm = d.lds_read_per_tile_byte * tile_bytes / gemms;
+  const double lds_total = d.lds_read_per_tile_byte * tile_bytes;
   const std::uint32_t valu = rounded(d.valu_per_score_lane * lanes);
   const std::uint32_t mask = rounded(d.mask_valu_per_score_lane * lanes);
   using Names = std::vector<std::string>;
-  b.op("scores", Action::scores, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_qk), lds_per_gemm),
+  b.op("scores", Action::scores, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_qk), share(lds_total, gemms, 0)),
        q_side ? Names{"load_q"} : Names{"load_k"})
       .op("probs", Action::probs, Pipe::vector,
           vector_cost(valu / 2, static_cast<std::uint32_t>(lanes) + d.extra_trans, mask),
           q_side ? Names{"scores", "load_lse"} : Names{"scores"})
-      .op("dp", Action::dp, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_v), lds_per_gemm),
+      .op("dp", Action::dp, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_v), share(lds_total, gemms, 1)),
           q_side ? Names{"load_do"} : Names{"load_v"})
       .op("ds", Action::ds, Pipe::vector, vector_cost(valu - valu / 2, 0, 0),
           q_side ? Names{"probs", "dp", "load_delta"} : Names{"probs", "dp"});
@@ -250,17 +257,21 @@ KernelProgram backward_main(const Problem& p, const KernelSchedule& k, const Mas
           RowsOf::inner)
       .op("load_lse", Action::load_lse, Pipe::memory, {}, {}, TensorId::lse, RowsOf::inner)
       .op("load_delta", Action::load_delta, Pipe::memory, {}, {}, TensorId::delta, RowsOf::inner);
-  backward_loop_ops(b, lc, d, p, bm, bn, true, q_tile + do_tile);
-  const double lds_per_gemm = d.lds_read_per_tile_byte * (q_tile + do_tile) / 5;
-  b.op("dv_acc", Action::dv_acc, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_v), lds_per_gemm), {"probs", "load_do"})
-      .op("dk_acc", Action::dk_acc, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_qk), lds_per_gemm), {"ds", "load_q"})
+  const std::uint32_t gemms = s.dq == DqMode::two_pass ? 4 : 5;
+  backward_loop_ops(b, lc, d, p, bm, bn, true, q_tile + do_tile, gemms);
+  const double lds_total = d.lds_read_per_tile_byte * (q_tile + do_tile);
+  b.op("dv_acc", Action::dv_acc, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_v), share(lds_total, gemms, 2)),
+       {"probs", "load_do"})
+      .op("dk_acc", Action::dk_acc, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_qk), share(lds_total, gemms, 3)),
+          {"ds", "load_q"})
       .carried("dv_acc", "dv_acc", 1)
       .carried("dk_acc", "dk_acc", 1)
       .carried("load_q", "dk_acc", static_cast<std::uint16_t>(s.stages))
       .carried("load_do", "dv_acc", static_cast<std::uint16_t>(s.stages));
   std::vector<std::string> last{"dv_acc", "dk_acc"};
   if (s.dq != DqMode::two_pass) {
-    b.op("dq_part", Action::dq_part, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_qk), lds_per_gemm), {"ds"});
+    b.op("dq_part", Action::dq_part, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_qk), share(lds_total, 5, 4)),
+         {"ds"});
     if (s.dq == DqMode::split) {
       b.op("store_dq_acc", Action::store_dq_acc, Pipe::memory, {}, {"dq_part"}, TensorId::dq_acc, RowsOf::inner);
       last.push_back("store_dq_acc");
@@ -317,9 +328,10 @@ KernelProgram backward_dq(const Problem& p, const KernelSchedule& k, const Mask&
   BodyBuilder b("bwd_dq loop");
   b.op("load_k", Action::load_k, Pipe::memory, mem_cost(d.lds_write_per_tile_byte * k_tile), {}, TensorId::k, RowsOf::inner)
       .op("load_v", Action::load_v, Pipe::memory, mem_cost(d.lds_write_per_tile_byte * v_tile), {}, TensorId::v, RowsOf::inner);
-  backward_loop_ops(b, lc, d, p, bm, bn, false, k_tile + v_tile);
+  backward_loop_ops(b, lc, d, p, bm, bn, false, k_tile + v_tile, 3);
   b.op("dq_acc", Action::dq_acc_local, Pipe::matrix,
-       mfma_cost(lc.gemm(bm, bn, p.head_dim_qk), d.lds_read_per_tile_byte * (k_tile + v_tile) / 3), {"ds", "load_k"})
+       mfma_cost(lc.gemm(bm, bn, p.head_dim_qk), share(d.lds_read_per_tile_byte * (k_tile + v_tile), 3, 2)),
+       {"ds", "load_k"})
       .op("sync", Action::barrier, Pipe::sync, barrier_cost(d.barriers), {"dq_acc"})
       .carried("dq_acc", "dq_acc", 1)
       .carried("load_k", "dq_acc", static_cast<std::uint16_t>(s.stages))

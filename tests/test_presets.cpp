@@ -1,0 +1,138 @@
+// Presets: aiter-v3's loop costs equal the counts read from its code objects; overrides and errors.
+#include <doctest/doctest.h>
+
+#include "arch/config_error.h"
+#include "workload_fixture.h"
+
+using namespace attnsim;
+using namespace attnsim::workloads;
+
+namespace {
+Problem d128(std::uint64_t n) {
+  Problem p;
+  p.heads_q = p.heads_kv = 1;
+  p.seqlen_q = p.seqlen_k = n;
+  return p;
+}
+OpCost total(const CompiledBody& b) {
+  OpCost t;
+  for (const auto& op : b.ops) {
+    t.mfma += op.cost.mfma;
+    t.valu += op.cost.valu;
+    t.trans += op.cost.trans;
+    t.mask_valu += op.cost.mask_valu;
+    t.lds_read += op.cost.lds_read;
+    t.lds_write += op.cost.lds_write;
+    t.barriers += op.cost.barriers;
+  }
+  return t;
+}
+std::string spec_error(const std::string& spec) {
+  try {
+    parse_kernel_spec(spec);
+  } catch (const arch::ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("aiter-v3 forward loop: per wave per iteration as in its code object (aiter-v3-kernels.md section 4)") {
+  const auto pp = test::build(d128(1024), "aiter-v3", Direction::fwd);
+  const OpCost c = total(pp.kernels.at(0).body);
+  CHECK(c.mfma == 32);          // 32 x v_mfma_f32_32x32x8_bf16
+  CHECK(c.valu == 170);         // rtna
+  CHECK(c.trans == 17);         // 16 exp for P + 1 rescale
+  CHECK(c.mask_valu == 34);
+  CHECK(c.lds_read == 16384);
+  CHECK(c.lds_write == 2048);   // 1024 ds_write + 1024 LDS-DMA
+  CHECK(c.barriers == 5);
+  CHECK(pp.kernels[0].waves == 8);
+  CHECK(pp.kernels[0].outer_rows == 256);
+  CHECK(pp.kernels[0].inner_rows == 32);
+}
+
+TEST_CASE("aiter-v3 backward loop: per wave per iteration as in its code object") {
+  const auto pp = test::build(d128(1536), "aiter-v3", Direction::bwd);
+  REQUIRE(pp.kernels.size() == 4);  // preprocess, zero dq_acc, main, convert
+  CHECK(pp.kernels[0].kind == KernelKind::preprocess);
+  CHECK(pp.kernels[1].kind == KernelKind::zero_dq_acc);
+  CHECK(pp.kernels[2].kind == KernelKind::bwd_main);
+  CHECK(pp.kernels[3].kind == KernelKind::convert_dq);
+  const OpCost c = total(pp.kernels[2].body);
+  CHECK(c.mfma == 120);   // 5 GEMMs x 24 v_mfma_f32_16x16x16_bf16
+  CHECK(c.valu == 154);
+  CHECK(c.trans == 12);
+  CHECK(c.lds_read == 25088);
+  CHECK(c.lds_write == 7936);  // 7680 ds_write + 256 LDS-DMA
+  CHECK(c.barriers == 6);
+  const auto& atomic = test::op_named(pp.kernels[2].body, "atomic_dq");
+  CHECK(atomic.tensor == TensorId::dq_acc);
+}
+
+TEST_CASE("aiter-v3-a16 uses 16-bit dQ atomics and no convert kernel") {
+  const auto pp = test::build(d128(1536), "aiter-v3-a16", Direction::bwd);
+  REQUIRE(pp.kernels.size() == 3);
+  CHECK(test::op_named(pp.kernels[2].body, "atomic_dq").tensor == TensorId::dq);
+  CHECK(total(pp.kernels[2].body).valu == 182);
+}
+
+TEST_CASE("two-pass and split backward kernels and GQA by expansion adds the reduction") {
+  Problem p = d128(512);
+  p.heads_q = 8;
+  p.heads_kv = 2;
+  const auto tri = test::build(p, "triton-amd", Direction::bwd);
+  std::vector<KernelKind> kinds;
+  for (const auto& k : tri.kernels) kinds.push_back(k.kind);
+  CHECK(kinds == std::vector<KernelKind>{KernelKind::preprocess, KernelKind::bwd_main, KernelKind::bwd_dq});
+  CHECK(tri.kernels[1].heads == 2);  // kv_loop: one workgroup per KV head
+  const auto ck_split = test::build(p, "ck,bwd.dq=split", Direction::bwd);
+  kinds.clear();
+  for (const auto& k : ck_split.kernels) kinds.push_back(k.kind);
+  CHECK(kinds == std::vector<KernelKind>{KernelKind::preprocess, KernelKind::zero_dq_acc, KernelKind::bwd_main,
+                                         KernelKind::convert_dq, KernelKind::reduce_dkdv});
+  CHECK(ck_split.dq_slices == 4);  // 512 keys / 128 per block
+}
+
+TEST_CASE("--kernel overrides fields and reports bad specs by name") {
+  const KernelSchedule k = parse_kernel_spec("aiter-v3,fwd.block_n=64,bwd.dq=split,bwd.gqa=kv_loop");
+  CHECK(k.fwd.block_n == 64);
+  CHECK(k.bwd.dq == DqMode::split);
+  CHECK(k.bwd.gqa == GqaMode::kv_loop);
+  CHECK(k.name == "aiter-v3,fwd.block_n=64,bwd.dq=split,bwd.gqa=kv_loop");
+  CHECK(spec_error("flash9") == "--kernel flash9: error: unknown kernel preset 'flash9'; presets: aiter-v3, "
+                                "aiter-v3-a16, ck, triton-amd, aotriton, fa2, fa3");
+  CHECK(spec_error("ck,bwd.dq=fast") ==
+        "--kernel ck,bwd.dq=fast: error: key 'bwd.dq': expected one of atomic, two_pass, split, got \"fast\"");
+  CHECK(spec_error("ck,fwd.block_m=0") ==
+        "--kernel ck,fwd.block_m=0: error: key 'fwd.block_m': expected an integer in [1, 4096], got \"0\"");
+  CHECK(spec_error("ck,fwd.block_m=102") ==
+        "--kernel ck,fwd.block_m=102: error: key 'fwd.block_m': 102 query rows do not split evenly over 4 waves");
+  CHECK(spec_error("ck,fwd.tile=4").find("key 'fwd.tile': unknown schedule field; fields: fwd.block_m") !=
+        std::string::npos);
+  CHECK(spec_error("ck,bwd.dq=two_pass,bwd.dq_acc_fp32=false").find("key 'bwd.dq_acc_fp32'") != std::string::npos);
+}
+
+TEST_CASE("every preset names its sources") {
+  for (const auto& name : preset_names()) {
+    CAPTURE(name);
+    const KernelSchedule k = *preset(name);
+    CHECK_FALSE(k.source.empty());
+    for (const auto* d : {&k.fwd.loop, &k.bwd.loop, &k.bwd.dq_loop}) CHECK_FALSE(d->source.empty());
+    for (const auto* m : {&k.fwd.prologue, &k.fwd.epilogue, &k.bwd.prologue, &k.bwd.epilogue, &k.bwd.preprocess,
+                          &k.bwd.convert}) {
+      CHECK_FALSE(m->source.empty());
+    }
+  }
+}
+
+TEST_CASE("a schedule that does not fit the GPU is refused") {
+  CHECK_THROWS_WITH_AS(test::build(d128(256), "ck,fwd.lds_bytes=100000", Direction::fwd),
+                       "--kernel ck,fwd.lds_bytes=100000: error: key 'fwd.lds_bytes': 100000 B of LDS exceed the AMD "
+                       "Instinct MI300X limit of 64 KiB per workgroup",
+                       arch::ConfigError);
+  CHECK_THROWS_WITH_AS(test::build(d128(256), "ck,fwd.waves=32,fwd.block_m=128", Direction::fwd),
+                       "--kernel ck,fwd.waves=32,fwd.block_m=128: error: key 'fwd.waves': 32 waves of 64 exceed the "
+                       "AMD Instinct MI300X workgroup limit of 1024 threads",
+                       arch::ConfigError);
+}
