@@ -73,3 +73,14 @@ TEST_CASE("bytes per tensor by hand: the aiter forward re-reads K and V once per
   CHECK(c.traffic.written[static_cast<std::size_t>(TensorId::o)] == 4 * head_bytes);
   CHECK(c.traffic.written[static_cast<std::size_t>(TensorId::lse)] == 4 * 1024 * 4);
 }
+
+TEST_CASE("non-matrix work: one exp per score plus the forward rescale") {
+  Problem p;
+  p.seqlen_q = p.seqlen_k = 1024;
+  const auto c = analytic_counts(test::build(p, "aiter-v3", Direction::fwd));
+  // 4 Q blocks x 32 key blocks = 128 iterations x 8 waves x 17 exp x 64 lanes, plus the
+  // prologue/epilogue's 19 + 4 exp per wave x 8 waves x 64 lanes per workgroup (4 workgroups).
+  CHECK(c.exps == doctest::Approx(128.0 * 8 * 17 * 64 + 4.0 * 8 * 23 * 64));
+  // VALU: 170 per iteration per wave (no masking), 219 + 450 per wave outside the loop.
+  CHECK(c.valu_ops == doctest::Approx((128.0 * 170 + 4.0 * (219 + 450)) * 8 * 64));
+}

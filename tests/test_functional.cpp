@@ -121,3 +121,4 @@ TEST_CASE("the functional run is deterministic whatever the thread count") {
   CHECK(one.max_rel_error == two.max_rel_error);
   CHECK(one.traffic == two.traffic);
 }
+TEST_CASE("XCD-remapped grids compute attention correctly") { check_all("aiter-v3,fwd.xcd_remap=8,bwd.xcd_remap=8"); }

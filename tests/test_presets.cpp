@@ -136,3 +136,28 @@ TEST_CASE("a schedule that does not fit the GPU is refused") {
                        "AMD Instinct MI300X workgroup limit of 1024 threads",
                        arch::ConfigError);
 }
+
+TEST_CASE("XCD remapping is a bijection that gives each XCD a contiguous chunk") {
+  for (std::uint64_t w : {1, 7, 8, 9, 100, 304}) {
+    std::vector<int> seen(w, 0);
+    for (std::uint64_t id = 0; id < w; ++id) seen[remap_for_xcds(id, w, 8)]++;
+    for (int s : seen) CHECK(s == 1);
+  }
+  // 16 workgroups over 8 XCDs: XCD 0 (ids 0 and 8) runs logical 0 and 1; XCD 1 (ids 1, 9) runs 2 and 3.
+  CHECK(remap_for_xcds(0, 16, 8) == 0);
+  CHECK(remap_for_xcds(8, 16, 8) == 1);
+  CHECK(remap_for_xcds(1, 16, 8) == 2);
+  CHECK(remap_for_xcds(9, 16, 8) == 3);
+  CHECK(remap_for_xcds(5, 16, 1) == 5);
+  // The remapped forward still computes every block once.
+  Problem p = d128(1024);
+  p.heads_q = 3;
+  p.heads_kv = 3;
+  const auto pp = test::build(p, "ck,fwd.xcd_remap=8", Direction::fwd);
+  std::vector<int> blocks(pp.kernels[0].workgroups(), 0);
+  for (std::uint64_t id = 0; id < blocks.size(); ++id) {
+    const Pass ps = pp.kernels[0].pass(id, 0);
+    blocks[ps.head * pp.kernels[0].blocks + ps.outer]++;
+  }
+  for (int b : blocks) CHECK(b == 1);
+}

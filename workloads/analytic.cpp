@@ -36,15 +36,22 @@ PassCounts analytic_counts(const PassPrograms& pp) {
   PassCounts c;
   c.fa_flops = fa_flops(pp.problem, pp.direction);
   for (const auto& kp : pp.kernels) {
-    double mfma_per_iter = 0, trans_per_iter = 0;
+    double mfma_per_iter = 0, trans_per_iter = 0, valu_per_iter = 0, mask_per_iter = 0;
     for (const auto& op : kp.body.ops) {
       mfma_per_iter += op.cost.mfma;
       trans_per_iter += op.cost.trans;
+      valu_per_iter += op.cost.valu;
+      mask_per_iter += op.cost.mask_valu;
     }
-    double mfma_fixed = 0;
+    double mfma_fixed = 0, valu_fixed = 0, trans_fixed = 0;
     for (const CompiledBody* b : {&kp.prologue, &kp.epilogue}) {
-      for (const auto& op : b->ops) mfma_fixed += op.cost.mfma;
+      for (const auto& op : b->ops) {
+        mfma_fixed += op.cost.mfma;
+        valu_fixed += op.cost.valu;
+        trans_fixed += op.cost.trans;
+      }
     }
+    const double lanes = static_cast<double>(kp.waves) * pp.wave_size;
     c.workgroups += kp.workgroups();
     for (std::uint64_t wg = 0; wg < kp.workgroups(); ++wg) {
       for (std::uint32_t pi = 0; pi < kp.passes(wg); ++pi) {
@@ -53,7 +60,10 @@ PassCounts analytic_counts(const PassPrograms& pp) {
         c.iterations += iters;
         c.tile_ops += kp.prologue.ops.size() + kp.epilogue.ops.size() + iters * kp.body.ops.size();
         c.mfma_instructions += (iters * mfma_per_iter + mfma_fixed) * kp.waves;
-        c.exps += iters * trans_per_iter * kp.waves;
+        c.exps += (iters * trans_per_iter + trans_fixed) * lanes;
+        std::uint64_t masked = 0;  // iterations whose tile pays the masking VALU
+        for (std::uint64_t it = 0; it < iters && mask_per_iter > 0; ++it) masked += iteration_masked(pp, kp, ps, it);
+        c.valu_ops += (iters * valu_per_iter + masked * mask_per_iter + valu_fixed) * lanes;
         for (const CompiledBody* b : {&kp.prologue, &kp.body, &kp.epilogue}) {
           for (const auto& op : b->ops) {
             if (!is_memory(op.action)) continue;

@@ -14,7 +14,8 @@ struct PassCounts {
   double fa_flops = 0;            // FA convention: fwd 2*B*Hq*Nq*Nk*(dqk+dv), halved when causal; bwd 2.5x
   double mfma_flops_issued = 0;   // matrix work actually issued: visited tiles at full tile size
   double mfma_instructions = 0;   // all waves
-  double exps = 0;                // transcendental instructions x wave size, all waves
+  double exps = 0;                // transcendental lane operations (instructions x wave size), all waves
+  double valu_ops = 0;            // VALU lane operations (instructions x wave size), masking included, all waves
   std::uint64_t workgroups = 0;
   std::uint64_t iterations = 0;   // loop iterations of all workgroups
   std::uint64_t tile_ops = 0;     // operations instantiated (prologue + body x iterations + epilogue)

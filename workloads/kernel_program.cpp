@@ -132,20 +132,27 @@ void set_grid(KernelProgram& kp, const Problem& p, std::uint64_t rows, std::uint
   kp.group = p.group();
 }
 
-KernelProgram forward(const Problem& p, const KernelSchedule& k, const Mask& mask, const arch::GpuSpec& gpu) {
-  const FwdSchedule& s = k.fwd;
+// The launch shape a looped kernel takes from its schedule (forward or backward).
+template <class Schedule>
+KernelProgram looped_kernel(KernelKind kind, const Schedule& s, const Mask& mask, std::uint32_t inner_rows) {
   KernelProgram kp;
-  kp.kind = KernelKind::fwd;
-  kp.name = "fwd";
+  kp.kind = kind;
+  kp.name = std::string(to_string(kind));
   kp.waves = s.waves;
   kp.load_waves = s.load_waves;
   kp.vgprs = s.vgprs;
   kp.lds_bytes = s.lds_bytes;
   kp.mfma = s.mfma;
   kp.mask = &mask;
-  kp.inner_rows = k.fwd_block_n(p);
-  const bool masked = !mask.is_dense();
-  set_grid(kp, p, p.seqlen_q, s.block_m, p.heads_q, s.grid, s.pair_tiles && masked);
+  kp.inner_rows = inner_rows;
+  kp.xcd_remap = s.xcd_remap;
+  return kp;
+}
+
+KernelProgram forward(const Problem& p, const KernelSchedule& k, const Mask& mask, const arch::GpuSpec& gpu) {
+  const FwdSchedule& s = k.fwd;
+  KernelProgram kp = looped_kernel(KernelKind::fwd, s, mask, k.fwd_block_n(p));
+  set_grid(kp, p, p.seqlen_q, s.block_m, p.heads_q, s.grid, s.pair_tiles && !mask.is_dense());
   kp.inner_is_keys = true;
 
   LoopCosts lc{&find_instruction(gpu, s.mfma, k.name), s.waves, gpu.cu.wave_size};
@@ -224,16 +231,7 @@ void backward_loop_ops(BodyBuilder& b, const LoopCosts& lc, const LoopDensity& d
 KernelProgram backward_main(const Problem& p, const KernelSchedule& k, const Mask& mask, const arch::GpuSpec& gpu,
                             bool expanded) {
   const BwdSchedule& s = k.bwd;
-  KernelProgram kp;
-  kp.kind = KernelKind::bwd_main;
-  kp.name = "bwd_dkdv";
-  kp.waves = s.waves;
-  kp.load_waves = s.load_waves;
-  kp.vgprs = s.vgprs;
-  kp.lds_bytes = s.lds_bytes;
-  kp.mfma = s.mfma;
-  kp.mask = &mask;
-  kp.inner_rows = k.bwd_block_m(p);
+  KernelProgram kp = looped_kernel(KernelKind::bwd_main, s, mask, k.bwd_block_m(p));
   const bool kv_loop = s.gqa == GqaMode::kv_loop;
   set_grid(kp, p, p.seqlen_k, s.block_n, kv_loop ? p.heads_kv : p.heads_q, s.grid, s.pair_blocks && !mask.is_dense());
   kp.heads_are_kv = kv_loop;
@@ -300,16 +298,7 @@ KernelProgram backward_main(const Problem& p, const KernelSchedule& k, const Mas
 
 KernelProgram backward_dq(const Problem& p, const KernelSchedule& k, const Mask& mask, const arch::GpuSpec& gpu) {
   const BwdSchedule& s = k.bwd;
-  KernelProgram kp;
-  kp.kind = KernelKind::bwd_dq;
-  kp.name = "bwd_dq";
-  kp.waves = s.waves;
-  kp.load_waves = s.load_waves;
-  kp.vgprs = s.vgprs;
-  kp.lds_bytes = s.lds_bytes;
-  kp.mfma = s.mfma;
-  kp.mask = &mask;
-  kp.inner_rows = s.dq_block_n;
+  KernelProgram kp = looped_kernel(KernelKind::bwd_dq, s, mask, s.dq_block_n);
   set_grid(kp, p, p.seqlen_q, s.dq_block_m, p.heads_q, s.grid, false);
   kp.inner_is_keys = true;
 
@@ -353,6 +342,7 @@ PassPrograms build_pass(const Problem& p, const KernelSchedule& k, Direction dir
   pp.schedule = k;
   pp.direction = dir;
   pp.mask = std::make_unique<Mask>(p);
+  pp.wave_size = gpu.cu.wave_size;
   const BwdSchedule& s = k.bwd;
   const bool expanded = dir == Direction::bwd && s.gqa == GqaMode::expand && p.group() > 1;
   const bool uses_dq_acc = dir == Direction::bwd && s.dq != DqMode::two_pass && s.dq_acc_fp32;
@@ -406,13 +396,23 @@ PassPrograms build_pass(const Problem& p, const KernelSchedule& k, Direction dir
   return pp;
 }
 
-std::uint32_t KernelProgram::passes(std::uint64_t wg) const {
+std::uint32_t KernelProgram::passes(std::uint64_t dispatch_id) const {
   if (!paired) return 1;
+  const std::uint64_t wg = remap_for_xcds(dispatch_id, workgroups(), xcd_remap);
   const std::uint64_t t = (grid == GridOrder::blocks_first) ? wg % grid_blocks : (wg / heads) % grid_blocks;
   return (t != blocks - 1 - t) ? 2 : 1;
 }
 
-Pass KernelProgram::pass(std::uint64_t wg, std::uint32_t i) const {
+std::uint64_t remap_for_xcds(std::uint64_t id, std::uint64_t workgroups, std::uint32_t xcds) {
+  if (xcds <= 1 || workgroups == 0) return id;
+  const std::uint64_t n = xcds, q = workgroups / n, r = workgroups % n;
+  const std::uint64_t xcd = id % n, local = id / n;
+  const std::uint64_t chunk_start = xcd < r ? xcd * (q + 1) : r * (q + 1) + (xcd - r) * q;
+  return chunk_start + local;
+}
+
+Pass KernelProgram::pass(std::uint64_t dispatch_id, std::uint32_t i) const {
+  const std::uint64_t wg = remap_for_xcds(dispatch_id, workgroups(), xcd_remap);
   std::uint64_t t;
   std::uint64_t head, b;
   if (grid == GridOrder::blocks_first) {

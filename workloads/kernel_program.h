@@ -53,6 +53,7 @@ struct KernelProgram {
 
   // Mapping details (set by the builder).
   GridOrder grid = GridOrder::blocks_first;
+  std::uint32_t xcd_remap = 0;    // > 1: dispatch id -> logical id so consecutive logical ids share an XCD
   std::uint64_t blocks = 0;       // outer blocks per head
   std::uint64_t grid_blocks = 0;  // blocks per head in the grid (halved when paired)
   bool paired = false;
@@ -73,7 +74,13 @@ struct PassPrograms {
   std::unique_ptr<TensorSet> tensors;
   std::vector<KernelProgram> kernels;  // in stream order
   std::uint32_t dq_slices = 0;         // split dQ: accumulator slices (= key blocks)
+  std::uint32_t wave_size = 64;        // of the GPU the costs were computed for
 };
+
+// The logical workgroup a dispatch id runs under an XCD remap over `xcds` XCDs (round-robin
+// dispatch sends id i to XCD i mod xcds): XCD x's ids get the x-th contiguous chunk of logical ids.
+// A bijection on [0, workgroups); the identity when xcds <= 1.
+std::uint64_t remap_for_xcds(std::uint64_t id, std::uint64_t workgroups, std::uint32_t xcds);
 
 // Builds the kernels of one direction. Instruction counts use the arch's wave size and the
 // FLOPs of the schedule's matrix instruction.

@@ -123,6 +123,7 @@ const std::vector<Field>& fields() {
     t.push_back(uint_field("fwd.stages", ATTNSIM_SCHED(fwd.stages), 1, 8));
     t.push_back(bool_field("fwd.pair_tiles", ATTNSIM_SCHED(fwd.pair_tiles)));
     t.push_back(enum_field("fwd.grid", ATTNSIM_SCHED(fwd.grid), grids));
+    t.push_back(uint_field("fwd.xcd_remap", ATTNSIM_SCHED(fwd.xcd_remap), 0, 64));
     t.push_back(text_field("fwd.mfma", ATTNSIM_SCHED(fwd.mfma)));
     t.push_back(uint_field("fwd.vgprs", ATTNSIM_SCHED(fwd.vgprs), 1, 512));
     t.push_back(uint_field("fwd.lds_bytes", ATTNSIM_SCHED(fwd.lds_bytes), 0, 1 << 24));
@@ -134,6 +135,7 @@ const std::vector<Field>& fields() {
     t.push_back(uint_field("bwd.stages", ATTNSIM_SCHED(bwd.stages), 1, 8));
     t.push_back(bool_field("bwd.pair_blocks", ATTNSIM_SCHED(bwd.pair_blocks)));
     t.push_back(enum_field("bwd.grid", ATTNSIM_SCHED(bwd.grid), grids));
+    t.push_back(uint_field("bwd.xcd_remap", ATTNSIM_SCHED(bwd.xcd_remap), 0, 64));
     t.push_back(enum_field("bwd.dq", ATTNSIM_SCHED(bwd.dq), dqs));
     t.push_back(bool_field("bwd.dq_acc_fp32", ATTNSIM_SCHED(bwd.dq_acc_fp32)));
     t.push_back(enum_field("bwd.gqa", ATTNSIM_SCHED(bwd.gqa), gqas));

@@ -61,6 +61,7 @@ struct FwdSchedule {
   std::uint32_t stages = 1;     // key/value tiles in flight (buffering depth)
   bool pair_tiles = false;      // with a mask, one workgroup takes Q tile t and tile T-1-t (aiter tg_div = 2)
   GridOrder grid = GridOrder::blocks_first;
+  std::uint32_t xcd_remap = 0;  // > 1: remap workgroup ids so consecutive blocks share one of this many XCDs
   std::string mfma;             // matrix instruction name, as in the arch config
   std::uint32_t vgprs = 0;      // per wave (arch + acc)
   std::uint32_t lds_bytes = 0;  // per workgroup
@@ -79,6 +80,7 @@ struct BwdSchedule {
   std::uint32_t stages = 1;
   bool pair_blocks = false;      // with a mask, one workgroup takes key block t and block T-1-t
   GridOrder grid = GridOrder::blocks_first;
+  std::uint32_t xcd_remap = 0;   // > 1: remap workgroup ids so consecutive blocks share one of this many XCDs
   DqMode dq = DqMode::atomic;
   bool dq_acc_fp32 = true;       // atomic mode: fp32 dq_acc + convert kernel; false: 16-bit atomics into dQ (aiter a16)
   GqaMode gqa = GqaMode::expand;
