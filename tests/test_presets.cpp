@@ -161,3 +161,16 @@ TEST_CASE("XCD remapping is a bijection that gives each XCD a contiguous chunk")
   }
   for (int b : blocks) CHECK(b == 1);
 }
+
+TEST_CASE("a finished workgroup cursor stays finished") {
+  Problem p = d128(1280);
+  p.causal = true;
+  const auto pp = test::build(p, "aiter-v3", Direction::bwd);
+  WorkgroupCursor cur(pp, pp.kernels[2], 0);
+  TileOp op;
+  std::uint64_t n = 0;
+  while (cur.next(op)) ++n;
+  CHECK(n > 0);
+  CHECK_FALSE(cur.next(op));
+  CHECK_FALSE(cur.next(op));
+}

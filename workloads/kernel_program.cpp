@@ -462,9 +462,13 @@ bool WorkgroupCursor::start_pass() {
 }
 
 bool WorkgroupCursor::next(TileOp& out) {
+  if (done_) return false;
   if (!started_) {
     started_ = true;
-    if (!start_pass()) return false;
+    if (!start_pass()) {
+      done_ = true;
+      return false;
+    }
   }
   for (;;) {
     const CompiledBody& b = body_ == 0 ? kp_.prologue : body_ == 1 ? kp_.body : kp_.epilogue;
@@ -487,7 +491,10 @@ bool WorkgroupCursor::next(TileOp& out) {
     iteration_ = 0;
     if (++body_ == 3) {
       ++pass_index_;
-      if (!start_pass()) return false;
+      if (!start_pass()) {
+        done_ = true;
+        return false;
+      }
     }
   }
 }

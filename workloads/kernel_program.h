@@ -115,7 +115,8 @@ struct TileOp {
 class WorkgroupCursor {
  public:
   WorkgroupCursor(const PassPrograms& pp, const KernelProgram& kp, std::uint64_t wg);
-  // Contract: fills `out` and returns true while operations remain.
+  // Contract: fills `out` and returns true while operations remain; once it has returned false it
+  // keeps returning false.
   bool next(TileOp& out);
   const Pass& current_pass() const { return pass_; }
 
@@ -131,6 +132,7 @@ class WorkgroupCursor {
   std::uint64_t iteration_ = 0;
   bool masked_ = false;
   bool started_ = false;
+  bool done_ = false;
 };
 
 // Is the tile of this iteration partially masked or overhanging (does it pay the mask cost)?

@@ -1,0 +1,76 @@
+// Tag state of a set-associative LRU cache, probed a contiguous run of lines at a time.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attnsim::sim {
+
+// What a write does to the cache.
+enum class WritePolicy : std::uint8_t {
+  write_back,     // allocate on a write miss (no fill: GPU writes carry byte masks); dirty until evicted or flushed
+  write_through,  // writes go to the next level; a present line is updated, a missing one not allocated
+};
+
+// Outcome of probing one run of lines.
+struct ProbeResult {
+  std::uint64_t hits = 0;
+  std::uint64_t misses = 0;
+  std::uint64_t writebacks = 0;  // dirty lines evicted by the run's allocations
+};
+
+// One cache instance (an L2 of one XCD, the MALL, an L1). Lines are identified by
+// address / line_bytes; a line maps to set (line mod sets). A miss allocates immediately, so a
+// later request to the same line hits even while the fill is in flight (the hardware's hit-on-miss).
+// Contract: exact LRU per set; deterministic; no allocation after construction.
+class SetAssocCache {
+ public:
+  SetAssocCache(std::uint64_t size_bytes, std::uint32_t ways, std::uint32_t line_bytes, WritePolicy policy);
+
+  // Probes every line overlapping [address, address + bytes). For each maximal run of missed
+  // lines calls on_miss(first_line_address, line_count) (reads, and write-through writes); for
+  // each dirty line evicted calls on_writeback(line_address).
+  template <class OnMiss, class OnWriteback>
+  ProbeResult access(std::uint64_t address, std::uint64_t bytes, bool write, OnMiss&& on_miss,
+                     OnWriteback&& on_writeback);
+
+  // Writes back every dirty line (on_writeback per line) and marks it clean; returns their count.
+  template <class OnWriteback>
+  std::uint64_t flush(OnWriteback&& on_writeback);
+  // Drops every line (kernel-boundary invalidation), dirty or not.
+  void invalidate();
+
+  std::uint32_t line_bytes() const { return line_bytes_; }
+  std::uint64_t sets() const { return sets_; }
+  std::uint32_t ways() const { return ways_; }
+  std::uint64_t state_bytes() const;  // memory the tag state holds
+  bool contains(std::uint64_t address) const;
+
+ private:
+  // A set is stored as `ways` tags then `ways` stamps, contiguous (128 B for 16 ways), so the tag
+  // compare and the LRU search are straight vector loops. A tag is line / sets with kDirty as its
+  // top bit; a stamp is the cache-wide clock at last use, 0 for an invalid way.
+  static constexpr std::uint32_t kDirty = 0x80000000u;
+
+  // Probes one line; returns true on a hit. On a miss allocates and reports a dirty victim.
+  // W is the associativity when known at compile time (0: use ways_).
+  template <std::uint32_t W>
+  bool probe(std::uint64_t set, std::uint32_t tag, bool write, bool& evicted_dirty, std::uint64_t& victim_line);
+  template <std::uint32_t W, class OnMiss, class OnWriteback>
+  ProbeResult access_impl(std::uint64_t address, std::uint64_t bytes, bool write, OnMiss&& on_miss,
+                          OnWriteback&& on_writeback);
+  void renumber();  // re-ranks every set's stamps when the clock is about to wrap
+  std::uint32_t* set_tags(std::uint64_t set) { return &state_[set * 2 * ways_]; }
+  const std::uint32_t* set_tags(std::uint64_t set) const { return &state_[set * 2 * ways_]; }
+
+  std::uint64_t sets_;
+  std::uint32_t ways_, line_bytes_, line_shift_;
+  WritePolicy policy_;
+  std::vector<std::uint32_t> state_;  // per set: tags[ways], stamps[ways]
+  std::uint32_t clock_ = 0;
+};
+
+}  // namespace attnsim::sim
+
+#include "sim/cache_inl.h"

@@ -1,0 +1,109 @@
+// Cache tag state: hits, misses and write-backs exactly as an LRU of that geometry must give them.
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "sim/cache.h"
+
+using namespace attnsim::sim;
+
+namespace {
+struct Log {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> misses;  // (address, lines)
+  std::vector<std::uint64_t> writebacks;
+};
+ProbeResult run(SetAssocCache& c, std::uint64_t line, bool write, Log& log, std::uint64_t lines = 1) {
+  return c.access(line * c.line_bytes(), lines * c.line_bytes(), write,
+                  [&](std::uint64_t a, std::uint64_t n) { log.misses.emplace_back(a, n); },
+                  [&](std::uint64_t a) { log.writebacks.push_back(a); });
+}
+}  // namespace
+
+TEST_CASE("2 sets x 2 ways: LRU by hand") {
+  SetAssocCache c(256, 2, 64, WritePolicy::write_back);
+  REQUIRE(c.sets() == 2);
+  Log log;
+  // Even lines all map to set 0: 0, 2, 0, 4, 0, 2 -> miss, miss, hit, miss (evicts 2), hit, miss (evicts 4).
+  std::vector<bool> hits;
+  for (std::uint64_t l : {0, 2, 0, 4, 0, 2}) hits.push_back(run(c, l, false, log).hits == 1);
+  CHECK(hits == std::vector<bool>{false, false, true, false, true, false});
+  CHECK(c.contains(0));
+  CHECK(c.contains(2 * 64));
+  CHECK_FALSE(c.contains(4 * 64));
+  // Three lines cycling through two ways never hit.
+  SetAssocCache t(256, 2, 64, WritePolicy::write_back);
+  std::uint64_t h = 0;
+  for (std::uint64_t l : {0, 2, 4, 0, 2, 4, 0}) h += run(t, l, false, log).hits;
+  CHECK(h == 0);
+}
+
+TEST_CASE("MI300X L2 geometry: a 4 MiB stream fits and one more line thrashes one set") {
+  SetAssocCache c(4 << 20, 16, 128, WritePolicy::write_back);
+  CHECK(c.sets() == 2048);
+  auto pass = [&](std::uint64_t bytes) {
+    return c.access(0, bytes, false, [](std::uint64_t, std::uint64_t) {}, [](std::uint64_t) {});
+  };
+  CHECK(pass(4 << 20).misses == 32768);
+  const ProbeResult again = pass(4 << 20);
+  CHECK(again.hits == 32768);
+  CHECK(again.misses == 0);
+  c.invalidate();
+  // 32769 lines: set 0 holds 17 of them (lines 0, 2048, ..., 32768) in 16 ways, so it misses every
+  // time in a cyclic stream; every other set holds 16 and hits.
+  pass((4 << 20) + 128);
+  const ProbeResult second = pass((4 << 20) + 128);
+  CHECK(second.misses == 17);
+  CHECK(second.hits == 32769 - 17);
+}
+
+TEST_CASE("write-back: dirty victims and flush") {
+  SetAssocCache c(128, 2, 64, WritePolicy::write_back);  // one set, two ways
+  Log log;
+  CHECK(run(c, 0, true, log).misses == 1);  // write-allocate, no fill
+  run(c, 1, true, log);
+  const ProbeResult r = run(c, 2, false, log);  // evicts line 0, dirty
+  CHECK(r.writebacks == 1);
+  REQUIRE(log.writebacks.size() == 1);
+  CHECK(log.writebacks[0] == 0);
+  log.writebacks.clear();
+  CHECK(c.flush([&](std::uint64_t a) { log.writebacks.push_back(a); }) == 1);
+  CHECK(log.writebacks == std::vector<std::uint64_t>{64});
+  CHECK(c.flush([](std::uint64_t) {}) == 0);  // now clean
+  CHECK(c.contains(64));                       // flush keeps the lines
+}
+
+TEST_CASE("misses are reported as runs of consecutive lines") {
+  SetAssocCache c(64 * 1024, 4, 64, WritePolicy::write_back);
+  Log log;
+  run(c, 3, false, log, 3);  // lines 3, 4, 5
+  log.misses.clear();
+  const ProbeResult r = run(c, 0, false, log, 10);
+  CHECK(r.hits == 3);
+  CHECK(r.misses == 7);
+  REQUIRE(log.misses.size() == 2);
+  CHECK(log.misses[0] == std::make_pair<std::uint64_t, std::uint64_t>(0, 3));
+  CHECK(log.misses[1] == std::make_pair<std::uint64_t, std::uint64_t>(6 * 64, 4));
+}
+
+TEST_CASE("write-through: writes always reach the next level and never allocate") {
+  SetAssocCache c(64 * 1024, 4, 64, WritePolicy::write_through);
+  Log log;
+  run(c, 0, false, log);  // read allocates
+  log.misses.clear();
+  const ProbeResult hit = run(c, 0, true, log);
+  CHECK(hit.hits == 1);
+  CHECK(log.misses.size() == 1);  // forwarded anyway
+  const ProbeResult miss = run(c, 9, true, log);
+  CHECK(miss.misses == 1);
+  CHECK_FALSE(c.contains(9 * 64));
+  CHECK(c.flush([](std::uint64_t) {}) == 0);
+}
+
+TEST_CASE("non-power-of-two set counts (H100: 50 MiB / 16 ways / 128 B)") {
+  SetAssocCache c(50ull << 20, 16, 128, WritePolicy::write_back);
+  CHECK(c.sets() == 25600);
+  Log log;
+  run(c, 25600 * 3 + 7, false, log);
+  CHECK(c.contains((25600ull * 3 + 7) * 128));
+  CHECK_FALSE(c.contains(7 * 128));  // same set, other tag
+}

@@ -1,0 +1,60 @@
+// The event queue's ordering contract and the stats registry.
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+
+#include "sim/event_queue.h"
+#include "sim/stats.h"
+#include "sim/time.h"
+
+using namespace attnsim::sim;
+
+TEST_CASE("events pop in time then priority then sequence order") {
+  EventQueue q;
+  q.schedule(100, 1, 0, 1);
+  q.schedule(50, 5, 0, 2);
+  q.schedule(100, 0, 0, 3);
+  q.schedule(100, 1, 0, 4);  // same time and priority as the first: after it (sequence)
+  q.schedule(50, 5, 0, 5);
+  std::vector<std::uint32_t> kinds;
+  Event e;
+  while (q.pop(e)) kinds.push_back(e.kind);
+  CHECK(kinds == std::vector<std::uint32_t>{2, 5, 3, 1, 4});
+  CHECK(q.now() == 100);
+}
+
+TEST_CASE("an event cannot be scheduled in the past") {
+  EventQueue q;
+  q.schedule(10, 0, 0, 0);
+  Event e;
+  q.pop(e);
+  CHECK_THROWS_AS(q.schedule(9, 0, 0, 0), std::logic_error);
+  q.schedule(10, 0, 0, 0);  // the present is fine
+  CHECK(q.size() == 1);
+}
+
+TEST_CASE("clock domains convert cycles to picoseconds once") {
+  const Clock engine(2.1e9);
+  CHECK(engine.ticks(1) == 476);
+  CHECK(engine.ticks(2100) == 1'000'000);  // 2100 cycles at 2.1 GHz = 1 us, not 2100 x 476
+  CHECK(Clock(1.3e9).cycles(1'000'000) == doctest::Approx(1300));
+}
+
+TEST_CASE("stats: hierarchical names become nested JSON") {
+  Stats s;
+  s.counter("xcd[1].l2.channel[2].hits") = 7;
+  s.counter("xcd[1].l2.misses") += 3;
+  s.counter("hbm.read_bytes") = 128;
+  s.value("clock.engine_mhz") = 1207.5;
+  std::uint64_t& hits = s.counter("xcd[1].l2.channel[2].hits");
+  hits += 1;  // the same counter by reference
+  CHECK(s.get("xcd[1].l2.channel[2].hits") == 8);
+  CHECK(s.get("nope") == 0);
+  const auto j = s.to_json();
+  CHECK(j["xcd"][1]["l2"]["channel"][2]["hits"] == 8);
+  CHECK(j["xcd"][0].is_null());
+  CHECK(j["xcd"][1]["l2"]["misses"] == 3);
+  CHECK(j["hbm"]["read_bytes"] == 128);
+  CHECK(j["clock"]["engine_mhz"] == 1207.5);
+  CHECK_THROWS_AS(s.value("hbm.read_bytes"), std::logic_error);
+}
