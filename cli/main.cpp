@@ -6,6 +6,7 @@
 #include "arch/config_error.h"
 #include "cli/arch_command.h"
 #include "cli/check_command.h"
+#include "cli/micro_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -19,12 +20,14 @@ int main(int argc, char** argv) {
       "  attnsim arch show --arch mi300x --set hbm.peak_bandwidth=8TB/s --json\n"
       "  attnsim arch params                             every config key and its form\n"
       "  attnsim check --kernel aiter-v3 --direction bwd --causal   schedule vs naive attention on the CPU\n"
+      "  attnsim micro --pattern mfma+trans --waves 2             simulated MFMA/exp co-execution on one CU\n"
       "\n"
       "Exit codes: 0 success, 2 invalid input (config, override or flag), 3 check failed, 1 internal error.");
 
   int exit_code = 0;
   attnsim::cli::add_arch_command(app, exit_code);
   attnsim::cli::add_check_command(app, exit_code);
+  attnsim::cli::add_micro_command(app);
 
   try {
     app.parse(argc, argv);

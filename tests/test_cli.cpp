@@ -96,7 +96,7 @@ TEST_CASE("bad input exits with code 2 and a message naming the problem") {
 }
 
 TEST_CASE("every command's --help explains itself with an example") {
-  for (const std::string cmd : {"", "arch", "arch show", "arch params", "arch list", "arch lint", "check"}) {
+  for (const std::string cmd : {"", "arch", "arch show", "arch params", "arch list", "arch lint", "check", "micro"}) {
     CAPTURE(cmd);
     const Run r = run_attnsim(cmd + " --help");
     CHECK(r.exit_code == 0);
@@ -153,4 +153,16 @@ TEST_CASE("check refuses bad problem flags with exit code 2") {
   const Run kernel = run_attnsim("check --kernel fa3 --arch mi300x");
   CHECK(kernel.exit_code == 2);
   CHECK(contains(kernel.out, "matrix instruction 'wgmma.m64n256k16.f32.bf16' is not in the AMD Instinct MI300X config"));
+}
+
+TEST_CASE("micro reports JSON and refuses a wave count beyond the slots") {
+  const Run r = run_attnsim("micro --pattern mfma+trans --waves 2 --json", false);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j["flops_per_clk_per_cu"].get<double>() == doctest::Approx(2048));
+  // At full bf16 matrix load the modelled clock is AMD's measured 1207 MHz (BLOG-MAF2).
+  CHECK(j["clock_mhz"].get<double>() == doctest::Approx(1207).epsilon(0.005));
+  const Run bad = run_attnsim("micro --pattern mfma --waves 9");
+  CHECK(bad.exit_code == 2);
+  CHECK(contains(bad.out, "expected 1 to 8 waves per SIMD"));
 }
