@@ -1,0 +1,42 @@
+// Occupancy from VGPRs (with the allocation granule), LDS and wave slots.
+#include <doctest/doctest.h>
+
+#include "sim/occupancy.h"
+#include "workload_fixture.h"
+
+using namespace attnsim;
+using namespace attnsim::sim;
+
+TEST_CASE("VGPR allocation rounds up: 170 registers to 176 gives 2 waves per SIMD (ROCM-WL)") {
+  const auto o = occupancy(test::gpu("mi300x"), 4, 170, 0);
+  CHECK(o.vgprs_allocated == 176);
+  CHECK(o.workgroups_per_cu == 2);  // 4-wave workgroups, one wave per SIMD each
+  CHECK(o.waves_per_simd == 2);
+  CHECK(o.limited_by == "vgprs");
+}
+
+TEST_CASE("aiter-v3 kernels: one workgroup per CU (aiter-v3-kernels.md section 2)") {
+  const auto& gpu = test::gpu("mi300x");
+  // Forward: 8 waves, 256 VGPRs (2 waves/SIMD), 64 KiB LDS: LDS allows one workgroup.
+  const auto fwd = occupancy(gpu, 8, 256, 65536);
+  CHECK(fwd.workgroups_per_cu == 1);
+  CHECK(fwd.waves_per_simd == 2);
+  CHECK(fwd.limited_by == "vgprs");  // 2 waves/SIMD by VGPRs equals the workgroup's 2 per SIMD
+  // Backward: 4 waves, 512 VGPRs: one wave per SIMD.
+  const auto bwd = occupancy(gpu, 4, 512, 65536);
+  CHECK(bwd.workgroups_per_cu == 1);
+  CHECK(bwd.waves_per_simd == 1);
+  // odo / dq_convert: 128 VGPRs (4 waves/SIMD), 40,960 B LDS: LDS allows one 4-wave workgroup.
+  const auto odo = occupancy(gpu, 4, 128, 40960);
+  CHECK(odo.workgroups_per_cu == 1);
+  CHECK(odo.limited_by == "lds");
+}
+
+TEST_CASE("wave slots bound small workgroups and oversized ones do not fit") {
+  const auto& gpu = test::gpu("mi300x");
+  const auto small = occupancy(gpu, 1, 16, 0);
+  CHECK(small.workgroups_per_cu == 8 * 4 / 4);  // 8 slots per SIMD; 1-wave workgroups land on one SIMD each
+  CHECK(small.limited_by == "wave slots");
+  CHECK(occupancy(gpu, 17, 64, 0).workgroups_per_cu == 0);  // 17 x 64 threads > 1024
+  CHECK(occupancy(gpu, 4, 64, 70000).workgroups_per_cu == 0);  // more LDS than the CU has
+}
