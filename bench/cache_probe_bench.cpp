@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   p.causal = true;
   const KernelSchedule k = parse_kernel_spec("aiter-v3");
   std::uint64_t probes = 0, l2_misses = 0, mall_misses = 0, bytes = 0;
+  std::vector<Run> runs, misses, writebacks;  // reused: no allocation once grown
   double seconds = 0;
   for (Direction d : {Direction::fwd, Direction::bwd}) {
     const PassPrograms pp = build_pass(p, k, d, gpu);
@@ -60,27 +61,28 @@ int main(int argc, char** argv) {
             if (!is_memory(op.op->action)) continue;
             SetAssocCache& cache = l2[(wg0 + c) % gpu.chip.xcds];
             const bool write = is_store(op.op->action);
+            // Batch a tile's rows: L2 probes for all of them, then the MALL probes of all its misses.
+            runs.clear();
             for_each_tile(pp, kp, *op.op, cursors[c].current_pass(), op.iteration, [&](const TileRef& t) {
               const TensorDesc& desc = (*pp.tensors)[op.op->tensor];
-              for_each_run(desc, t.slice, t.b, t.head, t.row0, t.rows, [&](std::uint64_t a, std::uint64_t n) {
-                bytes += n;
-                const ProbeResult r = cache.access(
-                    a, n, write,
-                    [&](std::uint64_t ma, std::uint64_t lines) {
-                      const ProbeResult m = mall.access(ma, lines * gpu.l2.line.value, false,
-                                                        [](std::uint64_t, std::uint64_t) {}, [](std::uint64_t) {});
-                      probes += m.hits + m.misses;
-                      mall_misses += m.misses;
-                    },
-                    [&](std::uint64_t wa) {
-                      const ProbeResult m = mall.access(wa, gpu.l2.line.value, true, [](std::uint64_t, std::uint64_t) {},
-                                                        [](std::uint64_t) {});
-                      probes += m.hits + m.misses;
-                    });
-                probes += r.hits + r.misses;
-                l2_misses += r.misses;
-              });
+              for_each_run(desc, t.slice, t.b, t.head, t.row0, t.rows,
+                           [&](std::uint64_t a, std::uint64_t n) { runs.push_back(Run{a, n}); });
             });
+            misses.clear();
+            writebacks.clear();
+            for (const Run& r : runs) bytes += r.bytes;
+            const ProbeResult r = cache.access_runs(
+                runs.data(), runs.size(), write,
+                [&](std::uint64_t ma, std::uint64_t lines) { misses.push_back(Run{ma, lines * gpu.l2.line.value}); },
+                [&](std::uint64_t wa) { writebacks.push_back(Run{wa, gpu.l2.line.value}); });
+            probes += r.hits + r.misses;
+            l2_misses += r.misses;
+            const ProbeResult m = mall.access_runs(misses.data(), misses.size(), false,
+                                                   [](std::uint64_t, std::uint64_t) {}, [](std::uint64_t) {});
+            const ProbeResult w = mall.access_runs(writebacks.data(), writebacks.size(), true,
+                                                   [](std::uint64_t, std::uint64_t) {}, [](std::uint64_t) {});
+            probes += m.hits + m.misses + w.hits + w.misses;
+            mall_misses += m.misses;
           }
         }
       }

@@ -13,6 +13,12 @@ enum class WritePolicy : std::uint8_t {
   write_through,  // writes go to the next level; a present line is updated, a missing one not allocated
 };
 
+// A contiguous byte range to probe.
+struct Run {
+  std::uint64_t address = 0;
+  std::uint64_t bytes = 0;
+};
+
 // Outcome of probing one run of lines.
 struct ProbeResult {
   std::uint64_t hits = 0;
@@ -34,6 +40,12 @@ class SetAssocCache {
   template <class OnMiss, class OnWriteback>
   ProbeResult access(std::uint64_t address, std::uint64_t bytes, bool write, OnMiss&& on_miss,
                      OnWriteback&& on_writeback);
+
+  // Probes several runs (a tile's rows) as one batch: the sets' tag state is prefetched for every
+  // run first, so the host's memory latency overlaps across runs; then each run is probed in
+  // order exactly as access() would. Results and callbacks are identical to calling access() per run.
+  template <class OnMiss, class OnWriteback>
+  ProbeResult access_runs(const Run* runs, std::size_t count, bool write, OnMiss&& on_miss, OnWriteback&& on_writeback);
 
   // Writes back every dirty line (on_writeback per line) and marks it clean; returns their count.
   template <class OnWriteback>

@@ -90,6 +90,24 @@ ProbeResult SetAssocCache::access_impl(std::uint64_t address, std::uint64_t byte
   return r;
 }
 
+template <class OnMiss, class OnWriteback>
+ProbeResult SetAssocCache::access_runs(const Run* runs, std::size_t count, bool write, OnMiss&& on_miss,
+                                       OnWriteback&& on_writeback) {
+  for (std::size_t i = 0; i < count; ++i) {
+    const std::uint64_t set = (runs[i].address >> line_shift_) % sets_;
+    __builtin_prefetch(&state_[set * 2 * ways_], 1);
+    if (ways_ >= 16) __builtin_prefetch(&state_[set * 2 * ways_] + 16, 1);
+  }
+  ProbeResult total;
+  for (std::size_t i = 0; i < count; ++i) {
+    const ProbeResult r = access(runs[i].address, runs[i].bytes, write, on_miss, on_writeback);
+    total.hits += r.hits;
+    total.misses += r.misses;
+    total.writebacks += r.writebacks;
+  }
+  return total;
+}
+
 template <class OnWriteback>
 std::uint64_t SetAssocCache::flush(OnWriteback&& on_writeback) {
   std::uint64_t n = 0;

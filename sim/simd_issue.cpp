@@ -67,6 +67,11 @@ IssueResult run_on_cu(const arch::GpuSpec& gpu, const SimdIssueRules& rules, con
   std::uint64_t lds_free = 0, end = 0;
   IssueResult r;
   if (body.empty() || iterations == 0) return r;
+  // Bank-conflict cycles depend only on the instruction: compute them once per body entry.
+  std::vector<std::uint32_t> lds_cycles(body.size(), 0);
+  for (std::size_t i = 0; i < body.size(); ++i) {
+    if (body[i].kind == Instr::lds_read) lds_cycles[i] = rules.lds_cycles(body[i].lds_bytes_per_lane, body[i].lds_stride);
+  }
   for (;;) {
     // The next issue: the earliest (cycle, last issue, wave index) over waves that have work.
     std::size_t pick = waves.size();
@@ -118,7 +123,7 @@ IssueResult run_on_cu(const arch::GpuSpec& gpu, const SimdIssueRules& rules, con
       case Instr::lds_read: {
         // The LDS serves accesses in arrival order; the wave moves on after issuing.
         const std::uint64_t start = std::max(t, lds_free);
-        lds_free = start + rules.lds_cycles(in.lds_bytes_per_lane, in.lds_stride);
+        lds_free = start + lds_cycles[w.pc];
         w.results_ready = std::max(w.results_ready, lds_free + rules.lds_latency());
         w.ready = t + 1;
         end = std::max(end, lds_free);
