@@ -82,6 +82,9 @@ void run_check(const CheckState& st, int& exit_code) {
   j["iterations"] = ac.iterations;
   j["tile_ops"] = ac.tile_ops;
   j["mfma_instructions"] = ac.mfma_instructions;
+  j["mfma_flops_issued"] = ac.mfma_flops_issued;
+  j["exps"] = ac.exps;
+  j["valu_ops"] = ac.valu_ops;
 
   if (st.json) {
     std::cout << j.dump(2) << "\n";

@@ -39,6 +39,7 @@ TEST_CASE("issued matrix work equals the FA count when tiles divide the problem"
   const double mfma_flops_32x32x8 = 16384, mfma_flops_16x16x16 = 8192;
   const auto fwd = analytic_counts(test::build(p, "aiter-v3", Direction::fwd));
   CHECK(fwd.mfma_instructions * mfma_flops_32x32x8 == doctest::Approx(fa_flops(p, Direction::fwd)));
+  CHECK(fwd.mfma_flops_issued == doctest::Approx(fa_flops(p, Direction::fwd)));
   const auto bwd = analytic_counts(test::build(p, "aiter-v3", Direction::bwd));
   CHECK(bwd.mfma_instructions * mfma_flops_16x16x16 == doctest::Approx(fa_flops(p, Direction::bwd)));
   // Two-pass: the dK/dV kernel does S, dP, dV, dK (4 matmuls); the dQ kernel recomputes S and dP and

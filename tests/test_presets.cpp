@@ -174,3 +174,15 @@ TEST_CASE("a finished workgroup cursor stays finished") {
   CHECK_FALSE(cur.next(op));
   CHECK_FALSE(cur.next(op));
 }
+
+TEST_CASE("instruction densities are overridable and marked as such") {
+  const KernelSchedule k = parse_kernel_spec("aiter-v3,fwd.loop.valu_per_score_lane=5.5,bwd.loop.barriers=3");
+  CHECK(k.fwd.loop.valu_per_score_lane == 5.5);
+  CHECK(k.fwd.loop.source.rfind("overridden (--kernel); was: AITER-CO", 0) == 0);
+  CHECK(k.bwd.loop.barriers == 3);
+  const auto pp = workloads::build_pass(d128(1024), k, Direction::fwd, test::gpu("mi300x"));
+  CHECK(test::op_named(pp.kernels[0].body, "softmax").cost.valu == 88);  // 5.5 x 16 score lanes
+  CHECK(spec_error("ck,fwd.loop.valu_per_score_lane=-1") ==
+        "--kernel ck,fwd.loop.valu_per_score_lane=-1: error: key 'fwd.loop.valu_per_score_lane': expected a "
+        "non-negative number, got \"-1\"");
+}

@@ -60,6 +60,7 @@ PassCounts analytic_counts(const PassPrograms& pp) {
         c.iterations += iters;
         c.tile_ops += kp.prologue.ops.size() + kp.epilogue.ops.size() + iters * kp.body.ops.size();
         c.mfma_instructions += (iters * mfma_per_iter + mfma_fixed) * kp.waves;
+        c.mfma_flops_issued += (iters * mfma_per_iter + mfma_fixed) * kp.waves * kp.mfma_flops;
         c.exps += (iters * trans_per_iter + trans_fixed) * lanes;
         std::uint64_t masked = 0;  // iterations whose tile pays the masking VALU
         for (std::uint64_t it = 0; it < iters && mask_per_iter > 0; ++it) masked += iteration_masked(pp, kp, ps, it);

@@ -156,6 +156,7 @@ KernelProgram forward(const Problem& p, const KernelSchedule& k, const Mask& mas
   kp.inner_is_keys = true;
 
   LoopCosts lc{&find_instruction(gpu, s.mfma, k.name), s.waves, gpu.cu.wave_size};
+  kp.mfma_flops = lc.mfma->flops();
   const std::uint64_t bm = s.block_m, bn = kp.inner_rows, e = p.elem_bytes();
   const double k_tile = static_cast<double>(bn * p.head_dim_qk * e), v_tile = static_cast<double>(bn * p.head_dim_v * e);
   const std::uint64_t lanes = lc.score_lanes(bm, bn);
@@ -239,6 +240,7 @@ KernelProgram backward_main(const Problem& p, const KernelSchedule& k, const Mas
   kp.inner_is_keys = false;
 
   LoopCosts lc{&find_instruction(gpu, s.mfma, k.name), s.waves, gpu.cu.wave_size};
+  kp.mfma_flops = lc.mfma->flops();
   const std::uint64_t bm = kp.inner_rows, bn = s.block_n, e = p.elem_bytes();
   const double q_tile = static_cast<double>(bm * p.head_dim_qk * e), do_tile = static_cast<double>(bm * p.head_dim_v * 2);
   const LoopDensity& d = s.loop;
@@ -303,6 +305,7 @@ KernelProgram backward_dq(const Problem& p, const KernelSchedule& k, const Mask&
   kp.inner_is_keys = true;
 
   LoopCosts lc{&find_instruction(gpu, s.mfma, k.name), s.waves, gpu.cu.wave_size};
+  kp.mfma_flops = lc.mfma->flops();
   const std::uint64_t bm = s.dq_block_m, bn = s.dq_block_n, e = p.elem_bytes();
   const double k_tile = static_cast<double>(bn * p.head_dim_qk * e), v_tile = static_cast<double>(bn * p.head_dim_v * e);
   const LoopDensity& d = s.dq_loop;

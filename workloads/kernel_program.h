@@ -42,6 +42,7 @@ struct KernelProgram {
   std::uint32_t vgprs = 0;
   std::uint32_t lds_bytes = 0;
   std::string mfma;              // matrix instruction name (empty: none)
+  double mfma_flops = 0;         // FLOPs of one such instruction
   std::uint32_t outer_rows = 0;  // rows per outer block
   std::uint32_t inner_rows = 0;  // rows per inner block (0: no loop)
   CompiledBody prologue, body, epilogue;  // prologue and epilogue run once per pass

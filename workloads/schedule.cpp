@@ -1,6 +1,8 @@
 #include "workloads/schedule.h"
 
+#include <cstdlib>
 #include <functional>
+#include <sstream>
 
 #include "arch/config_error.h"
 #include "workloads/presets.h"
@@ -60,6 +62,56 @@ Field uint_field(std::string name, Acc acc, std::uint32_t lo, std::uint32_t hi) 
     return std::nullopt;
   };
   return f;
+}
+
+// A density coefficient: a non-negative decimal number.
+template <class Acc>
+Field number_field(std::string name, Acc acc) {
+  Field f;
+  f.name = std::move(name);
+  f.get = [acc](const KernelSchedule& k) {
+    std::ostringstream os;
+    os << acc(k);
+    return os.str();
+  };
+  f.set = [acc](KernelSchedule& k, const std::string& v) -> std::optional<std::string> {
+    char* end = nullptr;
+    const double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || end != v.c_str() + v.size() || !(x >= 0) || x > 1e6) {
+      return "expected a non-negative number, got \"" + v + "\"";
+    }
+    acc(k) = x;
+    return std::nullopt;
+  };
+  return f;
+}
+
+// The density fields of one loop: `prefix` is "fwd.loop", "bwd.loop" or "bwd.dq_loop". Overriding
+// one marks the density's source as overridden.
+template <class Acc>
+void density_fields(std::vector<Field>& t, const std::string& prefix, Acc loop) {
+  const auto mark = [loop](KernelSchedule& k) {
+    LoopDensity& d = loop(k);
+    if (d.source.rfind("overridden", 0) != 0) d.source = "overridden (--kernel); was: " + d.source;
+  };
+  const auto wrap = [mark](Field f) {
+    auto set = f.set;
+    f.set = [set, mark](KernelSchedule& k, const std::string& v) {
+      auto err = set(k, v);
+      if (!err) mark(k);
+      return err;
+    };
+    return f;
+  };
+  t.push_back(wrap(number_field(prefix + ".valu_per_score_lane", [loop](auto& k) -> auto& { return loop(k).valu_per_score_lane; })));
+  t.push_back(wrap(number_field(prefix + ".mask_valu_per_score_lane",
+                                [loop](auto& k) -> auto& { return loop(k).mask_valu_per_score_lane; })));
+  t.push_back(wrap(number_field(prefix + ".lds_read_per_tile_byte",
+                                [loop](auto& k) -> auto& { return loop(k).lds_read_per_tile_byte; })));
+  t.push_back(wrap(number_field(prefix + ".lds_write_per_tile_byte",
+                                [loop](auto& k) -> auto& { return loop(k).lds_write_per_tile_byte; })));
+  t.push_back(wrap(uint_field(prefix + ".barriers", [loop](auto& k) -> auto& { return loop(k).barriers; }, 0, 1024)));
+  t.push_back(wrap(uint_field(prefix + ".extra_trans", [loop](auto& k) -> auto& { return loop(k).extra_trans; }, 0, 1024)));
 }
 
 template <class Acc>
@@ -146,6 +198,9 @@ const std::vector<Field>& fields() {
     t.push_back(text_field("bwd.mfma", ATTNSIM_SCHED(bwd.mfma)));
     t.push_back(uint_field("bwd.vgprs", ATTNSIM_SCHED(bwd.vgprs), 1, 512));
     t.push_back(uint_field("bwd.lds_bytes", ATTNSIM_SCHED(bwd.lds_bytes), 0, 1 << 24));
+    density_fields(t, "fwd.loop", [](auto& k) -> auto& { return k.fwd.loop; });
+    density_fields(t, "bwd.loop", [](auto& k) -> auto& { return k.bwd.loop; });
+    density_fields(t, "bwd.dq_loop", [](auto& k) -> auto& { return k.bwd.dq_loop; });
     return t;
   }();
   return table;
