@@ -301,7 +301,7 @@ ParamDecl matrix_instructions_param() {
 }
 
 constexpr double kKiB = 1024.0, kMiB = kKiB * 1024, kGiB = kMiB * 1024;
-constexpr double kMHz = 1e6, kGHz = 1e9, kTBps = 1e12, kNs = 1e3, kUs = 1e6;
+constexpr double kMHz = 1e6, kGHz = 1e9, kTBps = 1e12, kUs = 1e6;
 
 std::vector<ParamDecl> build_table() {
   std::vector<ParamDecl> t;
@@ -410,7 +410,6 @@ std::vector<ParamDecl> build_table() {
                        "consecutive bytes mapped to one channel", kPow2));
   t.push_back(quantity("hbm.latency", ATTNSIM_FIELD(hbm.latency), 1, 100 * kUs,
                        "added latency of a DRAM access over a memory-side cache miss"));
-  (void)kNs;
   return t;
 }
 

@@ -63,7 +63,7 @@ PassCounts analytic_counts(const PassPrograms& pp) {
         c.mfma_flops_issued += (iters * mfma_per_iter + mfma_fixed) * kp.waves * kp.mfma_flops;
         c.exps += (iters * trans_per_iter + trans_fixed) * lanes;
         std::uint64_t masked = 0;  // iterations whose tile pays the masking VALU
-        for (std::uint64_t it = 0; it < iters && mask_per_iter > 0; ++it) masked += iteration_masked(pp, kp, ps, it);
+        for (std::uint64_t it = 0; it < iters && mask_per_iter > 0; ++it) masked += iteration_masked(kp, ps, it);
         c.valu_ops += (iters * valu_per_iter + masked * mask_per_iter + valu_fixed) * lanes;
         for (const CompiledBody* b : {&kp.prologue, &kp.body, &kp.epilogue}) {
           for (const auto& op : b->ops) {

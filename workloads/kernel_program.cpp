@@ -443,8 +443,7 @@ Pass KernelProgram::pass(std::uint64_t dispatch_id, std::uint32_t i) const {
   return ps;
 }
 
-bool iteration_masked(const PassPrograms& pp, const KernelProgram& kp, const Pass& pass, std::uint64_t iteration) {
-  (void)pp;
+bool iteration_masked(const KernelProgram& kp, const Pass& pass, std::uint64_t iteration) {
   const std::uint64_t inner0 = iteration_block(pass, iteration) * kp.inner_rows;
   const std::uint64_t outer0 = pass.outer * kp.outer_rows;
   const TileMask m = kp.inner_is_keys ? kp.mask->classify(outer0, kp.outer_rows, inner0, kp.inner_rows)
@@ -477,7 +476,7 @@ bool WorkgroupCursor::next(TileOp& out) {
     const CompiledBody& b = body_ == 0 ? kp_.prologue : body_ == 1 ? kp_.body : kp_.epilogue;
     const std::uint64_t reps = body_ == 1 ? pass_.iterations() : 1;
     if (op_ < b.ops.size() && iteration_ < reps) {
-      if (body_ == 1 && op_ == 0) masked_ = iteration_masked(pp_, kp_, pass_, iteration_);
+      if (body_ == 1 && op_ == 0) masked_ = iteration_masked(kp_, pass_, iteration_);
       out.op = &b.ops[op_];
       out.index = op_;
       out.body = body_;

@@ -137,7 +137,7 @@ class WorkgroupCursor {
 };
 
 // Is the tile of this iteration partially masked or overhanging (does it pay the mask cost)?
-bool iteration_masked(const PassPrograms& pp, const KernelProgram& kp, const Pass& pass, std::uint64_t iteration);
+bool iteration_masked(const KernelProgram& kp, const Pass& pass, std::uint64_t iteration);
 
 }  // namespace attnsim::workloads
 
