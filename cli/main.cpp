@@ -7,6 +7,7 @@
 #include "cli/arch_command.h"
 #include "cli/check_command.h"
 #include "cli/micro_command.h"
+#include "cli/traffic_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
       "  attnsim arch params                             every config key and its form\n"
       "  attnsim check --kernel aiter-v3 --direction bwd --causal   schedule vs naive attention on the CPU\n"
       "  attnsim micro --pattern mfma+trans --waves 2             simulated MFMA/exp co-execution on one CU\n"
+      "  attnsim traffic --kernel ck --direction bwd              FETCH_SIZE, WRITE_SIZE, L2 hits, HBM bytes\n"
       "\n"
       "Exit codes: 0 success, 2 invalid input (config, override or flag), 3 check failed, 1 internal error.");
 
@@ -28,6 +30,7 @@ int main(int argc, char** argv) {
   attnsim::cli::add_arch_command(app, exit_code);
   attnsim::cli::add_check_command(app, exit_code);
   attnsim::cli::add_micro_command(app);
+  attnsim::cli::add_traffic_command(app);
 
   try {
     app.parse(argc, argv);
