@@ -6,9 +6,12 @@
 #include <nlohmann/json.hpp>
 
 #include "arch/clock_model.h"
+#include "arch/config_error.h"
+#include "arch/units.h"
 #include "cli/arch_options.h"
 #include "cli/text_table.h"
 #include "sim/micro_compute.h"
+#include "sim/micro_memory.h"
 
 namespace attnsim::cli {
 namespace {
@@ -16,12 +19,66 @@ namespace {
 struct MicroState {
   ArchOptions arch;
   sim::MicroOptions o;
+  sim::MemoryMicroOptions m;
+  std::string footprint;
   bool json = false;
 };
+
+bool memory_pattern(const std::string& p) {
+  return p == "stream-read" || p == "stream-write" || p == "copy" || p == "chase";
+}
+
+void run_memory(const MicroState& st, const arch::GpuSpec& gpu) {
+  sim::MemoryMicroOptions m = st.m;
+  m.pattern = st.o.pattern;
+  if (!st.footprint.empty()) {
+    const arch::UnitParse f = arch::parse_quantity(st.footprint, arch::UnitKind::bytes);
+    if (!f.canonical) {
+      throw arch::ConfigError(arch::ValueOrigin{"--footprint " + st.footprint, 0, 0, {}}, "footprint", f.error);
+    }
+    m.footprint = static_cast<std::uint64_t>(*f.canonical);
+  }
+  // A stream runs at the power-limited clock of memory streaming; a chase (one load at a time)
+  // draws little power and runs at the engine's maximum, as RRZE's chase did (2092 MHz).
+  arch::Activity activity;
+  if (m.pattern != "chase") activity.stream = 1.0;
+  const double clock = arch::sustained_clock(gpu.clock, activity).clock.value;
+  const sim::MemoryMicroResult r = sim::run_memory_micro(gpu, m, clock);
+  nlohmann::json j;
+  j["arch"] = gpu.name;
+  j["pattern"] = r.pattern;
+  j["level"] = r.level;
+  j["footprint_bytes"] = r.footprint;
+  j["clock_mhz"] = clock / 1e6;
+  j["clock_basis"] = m.pattern == "chase" ? "modelled (idle: engine maximum)" : "modelled (power-limited, memory streaming)";
+  if (r.pattern == "chase") {
+    j["latency_ns"] = r.latency_ns;
+  } else {
+    j["bandwidth_bytes_per_s"] = r.bandwidth_bytes_per_s;
+    j["inflight_lines_per_cu"] = m.inflight;
+    j["hbm_utilisation"] = r.hbm_utilisation;
+  }
+  if (st.json) {
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::cout << "micro " << r.pattern << " at " << r.level << " (" << arch::format(arch::Bytes{r.footprint}) << ") on "
+            << gpu.name << " at " << fixed(clock / 1e6, 0) << " MHz\n";
+  if (r.pattern == "chase") {
+    std::cout << "  latency " << fixed(r.latency_ns, 1) << " ns\n";
+  } else {
+    std::cout << "  bandwidth " << fixed(r.bandwidth_bytes_per_s / 1e12, 2) << " TB/s (" << m.inflight
+              << " lines in flight per CU; HBM busy " << fixed(100 * r.hbm_utilisation, 0) << " %)\n";
+  }
+}
 
 void run_micro(const MicroState& st) {
   const arch::LoadedArch loaded = st.arch.load();
   const arch::GpuSpec& gpu = loaded.spec;
+  if (memory_pattern(st.o.pattern)) {
+    run_memory(st, gpu);
+    return;
+  }
   const sim::MicroResult m = sim::run_compute_micro(gpu, st.o);
   const double cus = gpu.total_cus();
   const bool matrix = st.o.pattern == "mfma" || st.o.pattern == "mfma+trans";
@@ -75,7 +132,13 @@ void add_micro_command(CLI::App& app) {
   auto st = std::make_shared<MicroState>();
   CLI::App* c = app.add_subcommand("micro", "Microbenchmarks on the simulated hardware (compute patterns on one CU)");
   st->arch.add_to(*c);
-  c->add_option("--pattern", st->o.pattern, "mfma, valu, trans, mfma+trans or lds")->capture_default_str();
+  c->add_option("--pattern", st->o.pattern,
+                "mfma, valu, trans, mfma+trans, lds (one CU); stream-read, stream-write, copy, chase (memory)")
+      ->capture_default_str();
+  c->add_option("--level", st->m.level, "memory patterns: l2, mall or hbm (sets the default footprint)")
+      ->capture_default_str();
+  c->add_option("--footprint", st->footprint, "memory patterns: buffer size, e.g. 64MiB");
+  c->add_option("--inflight", st->m.inflight, "streams: outstanding line requests per CU")->capture_default_str();
   c->add_option("--waves", st->o.waves_per_simd, "waves per SIMD (1 to the wave slots)")->capture_default_str();
   c->add_option("--instruction", st->o.instruction, "matrix instruction (default: a bf16 one that reaches the peak)");
   c->add_option("--trans-per-mfma", st->o.trans_per_mfma, "mfma+trans: transcendentals per MFMA")->capture_default_str();
@@ -89,7 +152,8 @@ void add_micro_command(CLI::App& app) {
       "  attnsim micro --pattern mfma --waves 2\n"
       "  attnsim micro --pattern mfma+trans --trans-per-mfma 2 --json\n"
       "  attnsim micro --pattern lds --lds-stride 32 --waves 4\n"
-      "Memory patterns (stream-read, stream-write, copy, chase, atomic) come with the memory hierarchy model.");
+      "  attnsim micro --pattern stream-read --level hbm\n"
+      "  attnsim micro --pattern chase --level mall --json");
   c->callback([st] { run_micro(*st); });
 }
 

@@ -166,3 +166,14 @@ TEST_CASE("micro reports JSON and refuses a wave count beyond the slots") {
   CHECK(bad.exit_code == 2);
   CHECK(contains(bad.out, "expected 1 to 8 waves per SIMD"));
 }
+
+TEST_CASE("micro memory patterns report latency and bandwidth") {
+  const Run chase = run_attnsim("micro --pattern chase --level l2 --json", false);
+  REQUIRE(chase.exit_code == 0);
+  const auto j = nlohmann::json::parse(chase.out);
+  CHECK(j["latency_ns"].get<double>() == doctest::Approx((118 + 90 + 1) / 2.1).epsilon(0.001));
+  CHECK(j["clock_mhz"].get<double>() == doctest::Approx(2100));
+  const Run bad = run_attnsim("micro --pattern stream-read --footprint 100B");
+  CHECK(bad.exit_code == 2);
+  CHECK(contains(bad.out, "expected a positive multiple of the 128-byte L2 line"));
+}

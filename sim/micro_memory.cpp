@@ -1,0 +1,111 @@
+#include "sim/micro_memory.h"
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "arch/config_error.h"
+#include "sim/event_queue.h"
+#include "sim/memory_path.h"
+
+namespace attnsim::sim {
+
+using arch::ConfigError;
+using arch::ValueOrigin;
+
+MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOptions& o, double engine_hz) {
+  MemoryMicroResult r;
+  r.pattern = o.pattern;
+  r.level = o.level;
+  r.engine_clock_hz = engine_hz;
+  std::uint64_t footprint = o.footprint;
+  if (o.level == "l2") {
+    footprint = footprint ? footprint : 2ull << 20;
+  } else if (o.level == "mall") {
+    footprint = footprint ? footprint : 64ull << 20;
+  } else if (o.level == "hbm") {
+    // Twice the largest cache level, so the timed passes miss every cache.
+    const std::uint64_t l2_total = gpu.l2.size.value * gpu.l2_instances();
+    footprint = footprint ? footprint : 2 * std::max(l2_total, gpu.mall.present ? gpu.mall.size.value : 0);
+  } else {
+    throw ConfigError(ValueOrigin{"--level " + o.level, 0, 0, {}}, "level", "expected l2, mall or hbm");
+  }
+  const std::uint64_t line = gpu.l2.line.value;
+  if (footprint % line != 0 || footprint == 0) {
+    throw ConfigError(ValueOrigin{"--footprint " + std::to_string(footprint), 0, 0, {}}, "footprint",
+                      "expected a positive multiple of the " + std::to_string(line) + "-byte L2 line");
+  }
+  if (o.inflight == 0) throw ConfigError(ValueOrigin{"--inflight 0", 0, 0, {}}, "inflight", "expected at least 1");
+  r.footprint = footprint;
+  MemoryPath path(gpu, engine_hz);
+  const std::uint64_t lines = footprint / line;
+  const std::uint32_t xcds = gpu.dispatch.xcds_per_partition;
+  const std::uint32_t cus = xcds * gpu.chip.cus_per_xcd;
+
+  if (o.pattern == "chase") {
+    // One dependent load at a time over a random permutation of the buffer's lines.
+    std::vector<std::uint64_t> order(lines);
+    std::iota(order.begin(), order.end(), 0);
+    std::mt19937_64 rng(42);  // Fisher-Yates with the raw generator: the same order on every platform
+    for (std::uint64_t i = lines; i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
+    Tick t = 0;
+    for (std::uint64_t i = 0; i < lines; ++i) t = path.read_line(0, order[i] * line, t);  // warm-up pass
+    const Tick start = t;
+    for (std::uint64_t i = 0; i < lines; ++i) t = path.read_line(0, order[i] * line, t);
+    r.latency_ns = static_cast<double>(t - start) / static_cast<double>(lines) / kTicksPerNs;
+    return r;
+  }
+  const bool reads = o.pattern == "stream-read" || o.pattern == "copy";
+  const bool writes = o.pattern == "stream-write" || o.pattern == "copy";
+  if (!reads && !writes) {
+    throw ConfigError(ValueOrigin{"--pattern " + o.pattern, 0, 0, {}}, "pattern",
+                      "expected one of mfma, valu, trans, mfma+trans, lds, stream-read, stream-write, copy, chase");
+  }
+  // Each CU streams its own slice of the buffer(s), keeping `inflight` line requests outstanding;
+  // a copy reads a line of the source and writes a line of the destination per step.
+  const std::uint64_t dst_base = (footprint + (1ull << 20)) / (1ull << 20) * (1ull << 20) + (1ull << 20);
+  const std::uint64_t per_cu = (lines + cus - 1) / cus;
+  // Enough passes that the timed window holds at least 16 in-flight windows per CU.
+  const std::uint64_t passes = std::max<std::uint64_t>(o.passes, 1 + (16ull * o.inflight + per_cu - 1) / per_cu);
+  const std::uint64_t steps = per_cu * passes;
+  std::vector<std::uint64_t> issued(cus, 0);
+  EventQueue q;
+  const auto issue = [&](std::uint32_t cu, Tick t) {
+    const std::uint64_t step = issued[cu]++;
+    const std::uint64_t l = (cu * per_cu + step % per_cu) % lines;
+    const std::uint32_t xcd = cu % xcds;
+    Tick done = t;
+    if (reads) done = std::max(done, path.read_line(xcd, l * line, t));
+    if (writes) done = std::max(done, path.write_line(xcd, dst_base + l * line, t));
+    q.schedule(done, 0, cu, 0);
+  };
+  for (std::uint32_t cu = 0; cu < cus; ++cu) {
+    for (std::uint32_t k = 0; k < o.inflight && issued[cu] < steps; ++k) issue(cu, 0);
+  }
+  // The timed window: from the moment every CU has finished its warm-up pass to the end.
+  const std::uint64_t warm_steps = passes > 1 ? per_cu : 0;
+  std::vector<std::uint64_t> completed(cus, 0);
+  std::uint32_t warmed = 0;
+  Tick window_start = 0, end = 0, hbm_busy_start = 0;
+  Event e;
+  while (q.pop(e)) {
+    const std::uint32_t cu = e.target;
+    end = std::max(end, e.time);
+    if (++completed[cu] == warm_steps && ++warmed == cus) {
+      window_start = e.time;
+      hbm_busy_start = path.hbm_busy();
+    }
+    if (issued[cu] < steps) issue(cu, e.time);
+  }
+  if (writes) end = std::max(end, path.flush(end));  // the dirty lines still in the L2s reach memory too
+  const double timed_steps = static_cast<double>((steps - warm_steps) * cus);
+  const double bytes = timed_steps * line * ((reads ? 1 : 0) + (writes ? 1 : 0));
+  const double seconds = static_cast<double>(end - window_start) / 1e12;
+  r.bandwidth_bytes_per_s = bytes / seconds;
+  r.hbm_utilisation = static_cast<double>(path.hbm_busy() - hbm_busy_start) /
+                      (static_cast<double>(end - window_start) * gpu.hbm.channels);
+  return r;
+}
+
+}  // namespace attnsim::sim

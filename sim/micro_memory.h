@@ -1,0 +1,33 @@
+// Memory microbenchmarks on the simulated hierarchy: streaming bandwidth and pointer-chase latency
+// at a chosen level (`attnsim micro --pattern stream-read|stream-write|copy|chase --level l2|mall|hbm`).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "arch/gpu_spec.h"
+
+namespace attnsim::sim {
+
+struct MemoryMicroOptions {
+  std::string pattern = "stream-read";  // stream-read | stream-write | copy | chase
+  std::string level = "hbm";            // l2 | mall | hbm: sets the default footprint
+  std::uint64_t footprint = 0;          // bytes per buffer; 0: 2 MiB (l2), 64 MiB (mall), twice the largest cache (hbm)
+  std::uint32_t inflight = 64;          // outstanding line requests per CU (streams)
+  std::uint32_t passes = 2;             // streams: at least this many passes; the first warms the caches
+};
+
+struct MemoryMicroResult {
+  std::string pattern, level;
+  std::uint64_t footprint = 0;
+  double bandwidth_bytes_per_s = 0;  // streams: bytes moved by the CUs in the timed passes / time
+  double latency_ns = 0;             // chase: mean load-to-use latency
+  double hbm_utilisation = 0;        // HBM channels' busy fraction over the timed passes
+  double engine_clock_hz = 0;
+};
+
+// Contract: throws arch::ConfigError on an unknown pattern or level, a zero or unaligned
+// footprint (it must be a positive multiple of the L2 line), or a zero in-flight window.
+MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOptions& o, double engine_hz);
+
+}  // namespace attnsim::sim

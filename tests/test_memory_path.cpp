@@ -1,0 +1,71 @@
+// The memory path: bandwidth servers, latencies summed level by level, streams bounded by peaks.
+#include <doctest/doctest.h>
+
+#include "arch/config_error.h"
+#include "sim/memory_path.h"
+#include "sim/micro_memory.h"
+#include "workload_fixture.h"
+
+using namespace attnsim;
+using namespace attnsim::sim;
+
+namespace {
+// MI300X with a 16 MiB MALL, so that HBM-level footprints (twice the MALL) stay small for tests.
+const arch::GpuSpec& small_mall() {
+  static const arch::GpuSpec g = arch::load_arch_file(arch::resolve_arch("mi300x"), {"mall.size=16MiB"}).spec;
+  return g;
+}
+}  // namespace
+
+TEST_CASE("a bandwidth server serves in arrival order at its rate") {
+  BandwidthServer s(1e9);  // 1 byte per ns
+  CHECK(s.serve(0, 10) == 10'000);
+  CHECK(s.serve(5'000, 10) == 20'000);   // queued behind the first
+  CHECK(s.serve(50'000, 1) == 51'000);   // idle gap
+  CHECK(s.busy() == 21'000);
+}
+
+TEST_CASE("pointer chase: each level adds its latency and one line's service time (by hand)") {
+  const auto& gpu = test::gpu("mi300x");
+  MemoryMicroOptions o;
+  o.pattern = "chase";
+  // L2 hit: L1 118 + L2 90 cycles + one cycle of L2 channel service (128 B at 128 B/clk), 2.1 GHz.
+  o.level = "l2";
+  const double l2 = (118 + 90 + 1) / 2.1;
+  CHECK(run_memory_micro(gpu, o, 2.1e9).latency_ns == doctest::Approx(l2).epsilon(0.001));
+  // MALL hit: + link (2 cycles: 128 B at 64 B/clk) + MALL channel (2 fabric cycles) + 118 ns.
+  o.level = "mall";
+  const double mall = l2 + 2 / 2.1 + 2 / 2.1 + 118;
+  CHECK(run_memory_micro(gpu, o, 2.1e9).latency_ns == doctest::Approx(mall).epsilon(0.001));
+  // HBM: + one line over one of 128 channels (5.3 TB/s / 128) + 192 ns.
+  o.level = "hbm";
+  const double hbm = mall + 128 / (5.3e12 / 128) * 1e9 + 192;
+  CHECK(run_memory_micro(small_mall(), o, 2.1e9).latency_ns == doctest::Approx(hbm).epsilon(0.001));
+}
+
+TEST_CASE("HBM streams never exceed the datasheet peak") {
+  const auto& gpu = small_mall();
+  MemoryMicroOptions o;
+  o.level = "hbm";
+  for (const char* p : {"stream-read", "stream-write"}) {
+    CAPTURE(p);
+    o.pattern = p;
+    const auto r = run_memory_micro(gpu, o, 1.254e9);
+    CHECK(r.bandwidth_bytes_per_s <= 5.3e12);
+    CHECK(r.bandwidth_bytes_per_s > 2e12);
+    CHECK(r.hbm_utilisation <= 1.0);
+  }
+}
+
+TEST_CASE("bad memory micro input names the problem") {
+  const auto& gpu = test::gpu("mi300x");
+  MemoryMicroOptions o;
+  o.level = "l3";
+  CHECK_THROWS_WITH_AS(run_memory_micro(gpu, o, 2.1e9), "--level l3: error: key 'level': expected l2, mall or hbm",
+                       arch::ConfigError);
+  o.level = "l2";
+  o.footprint = 1000;
+  CHECK_THROWS_WITH_AS(run_memory_micro(gpu, o, 2.1e9),
+                       "--footprint 1000: error: key 'footprint': expected a positive multiple of the 128-byte L2 line",
+                       arch::ConfigError);
+}
