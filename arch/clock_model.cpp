@@ -6,6 +6,16 @@
 namespace attnsim::arch {
 
 ClockEstimate sustained_clock(const ClockSpec& clock, const Activity& activity) {
+  if (clock.engine_pinned) {
+    // A pinned clock: the power the activity draws there is reported, not enforced.
+    double dynamic = clock.power_stream.value * std::clamp(activity.stream, 0.0, 1.0);
+    for (std::size_t i = 0; i < activity.matrix.size(); ++i) {
+      dynamic += std::clamp(activity.matrix[i], 0.0, 1.0) * clock.power_matrix[i].value;
+    }
+    const double f = clock.engine_pinned->value;
+    return ClockEstimate{*clock.engine_pinned, false,
+                         Watts{clock.power_baseline.value + std::pow(f / clock.engine_max.value, 3) * dynamic}};
+  }
   double dynamic_at_max = 0;
   bool matrix_active = false;
   for (std::size_t i = 0; i < activity.matrix.size(); ++i) {

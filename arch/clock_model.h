@@ -24,7 +24,8 @@ struct ClockEstimate {
 // dynamic power at engine_max (dynamic power ~ f V^2 with V tracking f). The clock is the
 // highest f <= cap with P(f) <= limit; cap is clock.matrix_max when any matrix work is active,
 // else clock.engine_max.
-// Contract: pure; activity values outside [0, 1] are clamped.
+// With clock.engine_pinned set, the clock is that value whatever the activity (power reported, not
+// enforced). Contract: pure; activity values outside [0, 1] are clamped.
 ClockEstimate sustained_clock(const ClockSpec& clock, const Activity& activity);
 
 // Full dense matrix load of one dtype (what a large GEMM does).

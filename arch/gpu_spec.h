@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -48,6 +49,9 @@ struct ClockSpec {
   // dynamic power scales as (f / engine_max)^3 (voltage tracking frequency).
   std::array<Watts, kDtypes.size()> power_matrix{};  // indexed by Dtype
   Watts power_stream;  // a memory-streaming kernel's engine-side activity
+  // When set, the engine clock is pinned here instead of modelled (AMD's validation practice of
+  // fixing the clock, e.g. `rocm-smi --setperfdeterminism 1900`). Set only by an override or config.
+  std::optional<Hertz> engine_pinned;
 };
 
 // Workgroup dispatch to XCDs.

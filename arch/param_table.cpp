@@ -180,6 +180,23 @@ ParamDecl text(std::string path, Acc acc, std::string desc) {
   return d;
 }
 
+// `clock.engine`: an optional pin of the engine clock; absent means the clock is modelled.
+ParamDecl engine_pin_param() {
+  ParamDecl d = quantity("clock.engine", [](auto& s) -> auto& { return s.clock.engine_max; }, 100 * 1e6, 10 * 1e9,
+                         "pins the engine clock (absent: modelled from the power limit), e.g. --set clock.engine=1.9GHz");
+  d.optional_key = true;
+  const auto parse = d.assign;
+  d.assign = [parse](GpuSpec& s, const toml::node& n) -> std::optional<ParamIssue> {
+    GpuSpec scratch = s;  // parse into a copy's field, then move the value to the pin
+    if (auto issue = parse(scratch, n)) return issue;
+    s.clock.engine_pinned = scratch.clock.engine_max;
+    return std::nullopt;
+  };
+  d.render = [](const GpuSpec& s) { return s.clock.engine_pinned ? format(*s.clock.engine_pinned) : std::string("modelled"); };
+  d.to_json = [](const GpuSpec& s) { return s.clock.engine_pinned ? json(s.clock.engine_pinned->value) : json(nullptr); };
+  return d;
+}
+
 ParamDecl schema_version_param() {
   ParamDecl d;
   d.path = "schema_version";
@@ -314,6 +331,7 @@ std::vector<ParamDecl> build_table() {
   t.push_back(count("chip.cus_per_xcd", ATTNSIM_FIELD(chip.cus_per_xcd), 1, 1024, "active compute units (SMs) per XCD"));
 
   t.push_back(quantity("clock.engine_max", ATTNSIM_FIELD(clock.engine_max), 100 * kMHz, 10 * kGHz, "highest engine clock"));
+  t.push_back(engine_pin_param());
   t.push_back(quantity("clock.matrix_max", ATTNSIM_FIELD(clock.matrix_max), 100 * kMHz, 10 * kGHz,
                        "highest engine clock while the matrix units are busy"));
   t.push_back(quantity("clock.memory", ATTNSIM_FIELD(clock.memory), 100 * kMHz, 10 * kGHz, "HBM memory clock (MCLK)"));

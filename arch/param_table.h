@@ -33,6 +33,7 @@ struct ParamDecl {
   std::string expected;          // what a valid value looks like, for error messages
   std::string description;       // one line, for humans
   std::string optional_section;  // non-empty: the whole section may be absent (e.g. "mall")
+  bool optional_key = false;     // the key may be absent; absent means "not set" (see its description)
 
   // Parses the node into the spec. Returns an issue on a wrong type, a bad unit or an
   // out-of-range value. Contract: writes only this parameter's field.

@@ -80,6 +80,10 @@ class Checker {
                 std::to_string(s_.dispatch.xcds_per_partition) + "-XCD partition");
     require(s_.clock.matrix_max.value <= s_.clock.engine_max.value, {"clock.matrix_max", "clock.engine_max"},
             format(s_.clock.matrix_max) + " exceeds clock.engine_max = " + format(s_.clock.engine_max));
+    require(!s_.clock.engine_pinned || s_.clock.engine_pinned->value <= s_.clock.engine_max.value,
+            {"clock.engine", "clock.engine_max"},
+            (s_.clock.engine_pinned ? format(*s_.clock.engine_pinned) : std::string()) + " exceeds clock.engine_max = " +
+                format(s_.clock.engine_max));
     require(s_.clock.power_baseline.value < s_.clock.power_limit.value, {"clock.power.baseline", "clock.power.limit"},
             format(s_.clock.power_baseline) + " leaves no power under clock.power.limit = " + format(s_.clock.power_limit));
     require(s_.hbm.channels % s_.hbm.stacks == 0, {"hbm.channels", "hbm.stacks"},

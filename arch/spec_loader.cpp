@@ -63,6 +63,7 @@ class Loader {
       if (!d.optional_section.empty() && !doc_.contains(d.optional_section)) continue;
       if (!d.optional_section.empty()) out.spec.mall.present = true;
       const toml::node* n = doc_.at_path(d.path).node();
+      if (!n && d.optional_key) continue;  // absent: not set
       if (!n) throw missing(d);
       const ValueOrigin at = origin_of(d.path, *n);
       if (auto issue = d.assign(out.spec, *n)) {

@@ -63,14 +63,16 @@ void add_params(CLI::App& arch_app) {
         j.push_back({{"key", d.path},
                      {"expected", d.expected},
                      {"description", d.description},
-                     {"optional_section", d.optional_section}});
+                     {"optional_section", d.optional_section},
+                     {"optional", d.optional_key}});
       }
       std::cout << j.dump(2) << "\n";
       return;
     }
     TextTable t;
     for (const auto& d : arch::param_table()) {
-      t.add({d.path, d.description + (d.optional_section.empty() ? "" : " [section optional]")});
+      t.add({d.path, d.description + (d.optional_section.empty() ? "" : " [section optional]") +
+                         (d.optional_key ? " [optional]" : "")});
       t.add({"", "  " + d.expected});
     }
     std::cout << t.render(0);

@@ -87,14 +87,16 @@ std::string arch_text(const arch::LoadedArch& loaded, const arch::DerivedFigures
                                     std::to_string(s.chip.cus_per_xcd) + "); " + std::to_string(d.cus_per_partition) +
                                     " per kernel launch"});
   compute.add({"engine clock", arch::format(s.clock.engine_max) + " max, " + arch::format(s.clock.matrix_max) +
-                                   " max under matrix load"});
+                                   " max under matrix load" +
+                                   (s.clock.engine_pinned ? "; pinned at " + arch::format(*s.clock.engine_pinned) : "")});
   for (const auto& m : d.matrix) {
     const std::string dt(arch::to_string(m.dtype));
     compute.add({dt + " matrix", fixed(tera(m.peak_flops), 1) + " TFLOP/s peak at " + arch::format(s.clock.matrix_max),
                  fixed(tera(m.sustained_flops), 1) + " TFLOP/s at " + fixed(mega(m.sustained.clock.value), 0) +
                      " MHz sustained (" +
-                     (m.sustained.power_limited ? "power-limited at " + arch::format(s.clock.power_limit)
-                                                : std::string("clock cap")) +
+                     (s.clock.engine_pinned        ? std::string("pinned")
+                      : m.sustained.power_limited ? "power-limited at " + arch::format(s.clock.power_limit)
+                                                  : std::string("clock cap")) +
                      ")"});
   }
   compute.add({"exp (transcendental)", fixed(d.exp_per_clk_per_cu, 0) + "/clk/CU = " + fixed(tera(d.exp_per_s), 2) +

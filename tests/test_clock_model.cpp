@@ -84,3 +84,24 @@ TEST_CASE("H100: no power limit binds and matrix work runs at the 1830 MHz tenso
   CHECK_FALSE(e.power_limited);
   CHECK(mhz(e) == doctest::Approx(1830));
 }
+
+TEST_CASE("--set clock.engine pins the clock for every activity") {
+  const auto pinned = load_arch_file(resolve_arch("mi300x"), {"clock.engine=1.9GHz"}).spec;
+  REQUIRE(pinned.clock.engine_pinned.has_value());
+  CHECK(mhz(sustained_clock(pinned.clock, matrix_load(Dtype::bf16))) == doctest::Approx(1900));
+  Activity stream;
+  stream.stream = 1;
+  CHECK(mhz(sustained_clock(pinned.clock, stream)) == doctest::Approx(1900));
+  CHECK_FALSE(sustained_clock(pinned.clock, matrix_load(Dtype::bf16)).power_limited);
+  // 1900 MHz x 304 CUs x 2048 FLOP/clk = 1182.9 TFLOP/s.
+  CHECK(derive(pinned).matrix[0].sustained_flops / 1e12 == doctest::Approx(1182.9).epsilon(0.0005));
+  // Absent by default: modelled.
+  CHECK_FALSE(load_arch_file(resolve_arch("mi300x")).spec.clock.engine_pinned.has_value());
+  try {
+    load_arch_file(resolve_arch("mi300x"), {"clock.engine=2.5GHz"});
+    FAIL("expected an error");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()) == "--set clock.engine=2.5GHz: error: key 'clock.engine': 2.5 GHz exceeds "
+                                   "clock.engine_max = 2.1 GHz");
+  }
+}
