@@ -17,12 +17,13 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer(
       "Examples:\n"
-      "  attnsim arch show --arch mi300x                 MI300X spec, peaks and clocks under load\n"
+      "  attnsim arch show --arch mi300x                           MI300X spec, peaks and clocks under load\n"
       "  attnsim arch show --arch mi300x --set hbm.peak_bandwidth=8TB/s --json\n"
-      "  attnsim arch params                             every config key and its form\n"
-      "  attnsim check --kernel aiter-v3 --direction bwd --causal   schedule vs naive attention on the CPU\n"
-      "  attnsim micro --pattern mfma+trans --waves 2             simulated MFMA/exp co-execution on one CU\n"
-      "  attnsim traffic --kernel ck --direction bwd              FETCH_SIZE, WRITE_SIZE, L2 hits, HBM bytes\n"
+      "  attnsim arch params                                       every config key and its form\n"
+      "  attnsim check --kernel aiter-v3 --direction bwd --causal  schedule vs naive attention on the CPU\n"
+      "  attnsim micro --pattern mfma+trans --waves 2              simulated MFMA/exp co-execution on one CU\n"
+      "  attnsim micro --pattern stream-read --level hbm           simulated HBM streaming bandwidth\n"
+      "  attnsim traffic --kernel ck --direction bwd               FETCH_SIZE, WRITE_SIZE, L2 hits, HBM bytes\n"
       "\n"
       "Exit codes: 0 success, 2 invalid input (config, override or flag), 3 check failed, 1 internal error.");
 

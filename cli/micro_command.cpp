@@ -130,7 +130,7 @@ void run_micro(const MicroState& st) {
 
 void add_micro_command(CLI::App& app) {
   auto st = std::make_shared<MicroState>();
-  CLI::App* c = app.add_subcommand("micro", "Microbenchmarks on the simulated hardware (compute patterns on one CU)");
+  CLI::App* c = app.add_subcommand("micro", "Microbenchmarks on the simulated hardware: compute on one CU, memory streams and chases");
   st->arch.add_to(*c);
   c->add_option("--pattern", st->o.pattern,
                 "mfma, valu, trans, mfma+trans, lds (one CU); stream-read, stream-write, copy, chase (memory)")
