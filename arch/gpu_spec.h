@@ -159,6 +159,7 @@ struct GpuSpec {
 
   std::uint32_t total_cus() const { return chip.xcds * chip.cus_per_xcd; }
   std::uint32_t l2_instances() const { return l2.scope == L2Scope::per_xcd ? chip.xcds : 1; }
+  std::uint32_t l2_instance_of(std::uint32_t xcd) const { return l2.scope == L2Scope::per_xcd ? xcd : 0; }
 };
 
 inline constexpr int kSchemaVersion = 1;

@@ -32,10 +32,7 @@ struct CheckState {
 void run_check(const CheckState& st, int& exit_code) {
   const Problem p = st.problem.problem();
   const KernelSchedule k = parse_kernel_spec(st.kernel);
-  if (st.direction != "fwd" && st.direction != "bwd") {
-    throw arch::ConfigError(arch::ValueOrigin{"--direction " + st.direction, 0, 0, {}}, "direction", "expected fwd or bwd");
-  }
-  const Direction dir = st.direction == "fwd" ? Direction::fwd : Direction::bwd;
+  const Direction dir = parse_direction(st.direction);
   const auto gpu = arch::load_arch_file(arch::resolve_arch(st.arch.empty() ? k.native_arch : st.arch), st.sets);
   const PassPrograms pp = build_pass(p, k, dir, gpu.spec);
 

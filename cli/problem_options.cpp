@@ -59,6 +59,12 @@ void ProblemOptions::add_to(CLI::App& app, const workloads::Problem& d) {
   app.add_option("--problem", file, "read the problem from a TOML file instead of the flags");
 }
 
+workloads::Direction parse_direction(const std::string& text) {
+  if (text == "fwd") return workloads::Direction::fwd;
+  if (text == "bwd") return workloads::Direction::bwd;
+  throw ConfigError(ValueOrigin{"--direction " + text, 0, 0, {}}, "direction", "expected fwd or bwd");
+}
+
 workloads::Problem ProblemOptions::problem() const {
   if (!file.empty()) return workloads::load_problem_file(file);
   workloads::Problem p;

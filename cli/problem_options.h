@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "workloads/kernel_program.h"
 #include "workloads/problem.h"
 
 namespace attnsim::cli {
@@ -21,5 +22,8 @@ struct ProblemOptions {
   // Contract: throws arch::ConfigError naming the flag and the field on any bad value.
   workloads::Problem problem() const;
 };
+
+// `--direction fwd|bwd`. Contract: throws arch::ConfigError naming the flag on anything else.
+workloads::Direction parse_direction(const std::string& text);
 
 }  // namespace attnsim::cli

@@ -27,10 +27,7 @@ void run_traffic(const TrafficState& st) {
   const auto loaded = st.arch.load();
   const workloads::Problem p = st.problem.problem();
   const workloads::KernelSchedule k = workloads::parse_kernel_spec(st.kernel);
-  if (st.direction != "fwd" && st.direction != "bwd") {
-    throw arch::ConfigError(arch::ValueOrigin{"--direction " + st.direction, 0, 0, {}}, "direction", "expected fwd or bwd");
-  }
-  const auto dir = st.direction == "fwd" ? workloads::Direction::fwd : workloads::Direction::bwd;
+  const auto dir = parse_direction(st.direction);
   const workloads::PassPrograms pp = workloads::build_pass(p, k, dir, loaded.spec);
   const sim::TrafficReport r = sim::replay_traffic(pp, loaded.spec);
   const workloads::PassCounts counts = workloads::analytic_counts(pp);

@@ -46,7 +46,7 @@ std::uint32_t MemoryPath::hbm_channel(std::uint64_t address) const {
 }
 
 Tick MemoryPath::read_line(std::uint32_t xcd, std::uint64_t address, Tick t, ServedBy* served) {
-  const std::uint32_t inst = gpu_.l2.scope == arch::L2Scope::per_xcd ? xcd : 0;
+  const std::uint32_t inst = gpu_.l2_instance_of(xcd);
   const std::uint32_t ch = inst * gpu_.l2.channels + l2_channel(address);
   Tick at = l2_read_[ch].serve(t + l1_latency_, line_);
   bool hit = false;
@@ -81,7 +81,7 @@ Tick MemoryPath::read_line(std::uint32_t xcd, std::uint64_t address, Tick t, Ser
 }
 
 Tick MemoryPath::write_line(std::uint32_t xcd, std::uint64_t address, Tick t) {
-  const std::uint32_t inst = gpu_.l2.scope == arch::L2Scope::per_xcd ? xcd : 0;
+  const std::uint32_t inst = gpu_.l2_instance_of(xcd);
   const std::uint32_t ch = inst * gpu_.l2.channels + l2_channel(address);
   const Tick accepted = l2_write_[ch].serve(t + l1_latency_, line_);
   Tick done = accepted;
@@ -91,7 +91,7 @@ Tick MemoryPath::write_line(std::uint32_t xcd, std::uint64_t address, Tick t) {
 }
 
 Tick MemoryPath::write_back(std::uint32_t xcd, std::uint64_t line_address, Tick t) {
-  const std::uint32_t inst = gpu_.l2.scope == arch::L2Scope::per_xcd ? xcd : 0;
+  const std::uint32_t inst = gpu_.l2_instance_of(xcd);
   const std::uint32_t ch = inst * gpu_.l2.channels + l2_channel(line_address);
   Tick at = link_[ch].serve(t, line_);
   if (mall_) at = mall_ch_[mall_channel(line_address)].serve(at, line_);

@@ -73,9 +73,8 @@ MicroResult run_compute_micro(const arch::GpuSpec& gpu, const MicroOptions& o) {
   m.instruction = mfma.name;
   m.issue = run_on_cu(gpu, rules, body, o.waves_per_simd, o.iterations);
   const double cycles = static_cast<double>(m.issue.cycles);
+  // Matrix FLOPs plus VALU FMA FLOPs (2 per lane); each pattern issues only one of the two.
   m.flops_per_clk_per_cu = (m.issue.mfma * mfma.flops() + m.issue.valu * 2.0 * gpu.cu.wave_size) / cycles;
-  if (o.pattern == "valu") m.flops_per_clk_per_cu = m.issue.valu * 2.0 * gpu.cu.wave_size / cycles;  // FMA = 2 FLOP
-  if (o.pattern == "mfma" || o.pattern == "mfma+trans") m.flops_per_clk_per_cu = m.issue.mfma * mfma.flops() / cycles;
   m.trans_per_clk_per_cu = m.issue.trans * static_cast<double>(gpu.cu.wave_size) / cycles;
   m.lds_bytes_per_clk_per_cu = m.issue.lds_bytes / cycles;
   m.mfma_utilisation = m.issue.matrix_busy / (cycles * gpu.cu.simds);

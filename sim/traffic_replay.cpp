@@ -121,7 +121,7 @@ class Hierarchy {
   }
 
  private:
-  SetAssocCache& l2(std::uint32_t xcd) { return *l2_[gpu_.l2.scope == arch::L2Scope::per_xcd ? xcd : 0]; }
+  SetAssocCache& l2(std::uint32_t xcd) { return *l2_[gpu_.l2_instance_of(xcd)]; }
 
   static void count(const ProbeResult& r, TrafficCounters& c) {
     c.tcc_req += r.hits + r.misses;

@@ -399,10 +399,15 @@ PassPrograms build_pass(const Problem& p, const KernelSchedule& k, Direction dir
   return pp;
 }
 
+KernelProgram::GridCoord KernelProgram::grid_coord(std::uint64_t dispatch_id) const {
+  const std::uint64_t wg = remap_for_xcds(dispatch_id, workgroups(), xcd_remap);
+  if (grid == GridOrder::blocks_first) return {wg % grid_blocks, (wg / grid_blocks) % heads, wg / grid_blocks / heads};
+  return {(wg / heads) % grid_blocks, wg % heads, wg / heads / grid_blocks};
+}
+
 std::uint32_t KernelProgram::passes(std::uint64_t dispatch_id) const {
   if (!paired) return 1;
-  const std::uint64_t wg = remap_for_xcds(dispatch_id, workgroups(), xcd_remap);
-  const std::uint64_t t = (grid == GridOrder::blocks_first) ? wg % grid_blocks : (wg / heads) % grid_blocks;
+  const std::uint64_t t = grid_coord(dispatch_id).block;
   return (t != blocks - 1 - t) ? 2 : 1;
 }
 
@@ -415,22 +420,11 @@ std::uint64_t remap_for_xcds(std::uint64_t id, std::uint64_t workgroups, std::ui
 }
 
 Pass KernelProgram::pass(std::uint64_t dispatch_id, std::uint32_t i) const {
-  const std::uint64_t wg = remap_for_xcds(dispatch_id, workgroups(), xcd_remap);
-  std::uint64_t t;
-  std::uint64_t head, b;
-  if (grid == GridOrder::blocks_first) {
-    t = wg % grid_blocks;
-    head = (wg / grid_blocks) % heads;
-    b = wg / grid_blocks / heads;
-  } else {
-    head = wg % heads;
-    t = (wg / heads) % grid_blocks;
-    b = wg / heads / grid_blocks;
-  }
+  const GridCoord g = grid_coord(dispatch_id);
   Pass ps;
-  ps.b = static_cast<std::uint32_t>(b);
-  ps.head = static_cast<std::uint32_t>(head);
-  ps.outer = (i == 0) ? t : blocks - 1 - t;
+  ps.b = static_cast<std::uint32_t>(g.batch);
+  ps.head = static_cast<std::uint32_t>(g.head);
+  ps.outer = (i == 0) ? g.block : blocks - 1 - g.block;
   ps.inner_heads = walks_group ? group : 1;
   ps.inner_head0 = walks_group ? ps.head * group : ps.head;
   if (inner_rows == 0 || !mask) {

@@ -52,6 +52,12 @@ struct KernelProgram {
   std::uint32_t passes(std::uint64_t wg) const;
   Pass pass(std::uint64_t wg, std::uint32_t i) const;
 
+  // A dispatch id's grid coordinates (after any XCD remap): grid block, head, batch.
+  struct GridCoord {
+    std::uint64_t block = 0, head = 0, batch = 0;
+  };
+  GridCoord grid_coord(std::uint64_t dispatch_id) const;
+
   // Mapping details (set by the builder).
   GridOrder grid = GridOrder::blocks_first;
   std::uint32_t xcd_remap = 0;    // > 1: dispatch id -> logical id so consecutive logical ids share an XCD
