@@ -10,7 +10,7 @@ namespace attnsim::arch {
 // Fraction of time [0, 1] each power class is busy across the chip.
 struct Activity {
   std::array<double, kDtypes.size()> matrix{};  // dense matrix work by Dtype
-  double stream = 0;                            // memory streaming
+  double stream = 0;                            // HBM traffic as a fraction of the HBM peak bandwidth
 };
 
 // The clock a sustained activity settles at, and whether the power cap set it.

@@ -59,6 +59,7 @@ struct DispatchSpec {
   std::uint32_t xcds_per_partition = 0;  // 8 in MI300X SPX mode, 1 in CPX mode
   DispatchOrder order = DispatchOrder::round_robin;
   std::uint32_t first_xcd = 0;  // XCD that receives workgroup 0
+  Picoseconds launch_overhead;  // gap between the end of a kernel and the start of the next in one stream
 };
 
 // One matrix instruction shape (MFMA on AMD, MMA/WGMMA on NVIDIA).
@@ -90,6 +91,8 @@ struct CuSpec {
   Bytes lds_bank_width;
   BytesPerClock lds_bandwidth;  // per CU
   Cycles lds_latency;
+  Cycles barrier_latency;                // s_barrier (bar.sync) once every wave has arrived
+  std::uint32_t memory_inflight_lines = 0;  // outstanding vector-memory line requests per CU
   std::array<std::uint64_t, kDtypes.size()> matrix_flops_per_clk{};  // dense, per CU, by Dtype
   std::vector<MatrixInstruction> matrix_instructions;
 };

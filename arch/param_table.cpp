@@ -348,13 +348,15 @@ std::vector<ParamDecl> build_table() {
                          "dynamic power of dense " + name + " matrix work at engine_max (scales with f^3)"));
   }
   t.push_back(quantity("clock.power.stream", ATTNSIM_FIELD(clock.power_stream), 0.0, 1e6,
-                       "dynamic power of a memory-streaming kernel at engine_max (scales with f^3)"));
+                       "dynamic power of memory streaming at the HBM peak bandwidth and engine_max (scales with f^3)"));
 
   t.push_back(count("dispatch.xcds_per_partition", ATTNSIM_FIELD(dispatch.xcds_per_partition), 1, 64,
                     "XCDs one kernel launch spans (8 = MI300X SPX, 1 = CPX)"));
   t.push_back(choice("dispatch.order", ATTNSIM_FIELD(dispatch.order),
                      "how workgroup ids map to XCDs (round_robin: WG i -> XCD (first_xcd + i) mod n)"));
   t.push_back(count("dispatch.first_xcd", ATTNSIM_FIELD(dispatch.first_xcd), 0, 63, "XCD that receives workgroup 0"));
+  t.push_back(quantity("dispatch.launch_overhead", ATTNSIM_FIELD(dispatch.launch_overhead), 0, 1000 * kUs,
+                       "gap between the end of one kernel and the start of the next in a stream"));
 
   t.push_back(count("cu.wave_size", ATTNSIM_FIELD(cu.wave_size), 1, 128, "lanes per wave (warp)", kPow2));
   t.push_back(count("cu.simds", ATTNSIM_FIELD(cu.simds), 1, 16, "SIMDs (sub-partitions) per CU"));
@@ -376,6 +378,10 @@ std::vector<ParamDecl> build_table() {
   t.push_back(quantity("cu.lds_bank_width", ATTNSIM_FIELD(cu.lds_bank_width), 1, 64, "bytes per LDS bank access", kPow2));
   t.push_back(quantity("cu.lds_bandwidth", ATTNSIM_FIELD(cu.lds_bandwidth), 1, 65536, "LDS bytes per clock per CU"));
   t.push_back(quantity("cu.lds_latency", ATTNSIM_FIELD(cu.lds_latency), 1, 10000, "LDS load-to-use latency"));
+  t.push_back(quantity("cu.barrier_latency", ATTNSIM_FIELD(cu.barrier_latency), 0, 100000,
+                       "workgroup barrier latency once every wave has arrived"));
+  t.push_back(count("cu.memory_inflight_lines", ATTNSIM_FIELD(cu.memory_inflight_lines), 1, 65536,
+                    "outstanding vector-memory line requests per CU"));
   for (Dtype dt : kDtypes) {
     const auto i = static_cast<std::size_t>(dt);
     const std::string name(to_string(dt));

@@ -7,6 +7,7 @@
 #include "cli/arch_command.h"
 #include "cli/check_command.h"
 #include "cli/micro_command.h"
+#include "cli/run_command.h"
 #include "cli/traffic_command.h"
 
 int main(int argc, char** argv) {
@@ -17,6 +18,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.footer(
       "Examples:\n"
+      "  attnsim run                                               simulate aiter-v3 fwd+bwd on MI300X (B=1 Hq=64 Hkv=8 N=8192 causal)\n"
       "  attnsim arch show --arch mi300x                           MI300X spec, peaks and clocks under load\n"
       "  attnsim arch show --arch mi300x --set hbm.peak_bandwidth=8TB/s --json\n"
       "  attnsim arch params                                       every config key and its form\n"
@@ -32,6 +34,7 @@ int main(int argc, char** argv) {
   attnsim::cli::add_check_command(app, exit_code);
   attnsim::cli::add_micro_command(app);
   attnsim::cli::add_traffic_command(app);
+  attnsim::cli::add_run_command(app);
 
   try {
     app.parse(argc, argv);

@@ -38,24 +38,23 @@ void run_memory(const MicroState& st, const arch::GpuSpec& gpu) {
     }
     m.footprint = static_cast<std::uint64_t>(*f.canonical);
   }
-  // A stream runs at the power-limited clock of memory streaming; a chase (one load at a time)
+  // A stream runs at the power-limited clock of its own HBM traffic; a chase (one load at a time)
   // draws little power and runs at the engine's maximum, as RRZE's chase did (2092 MHz).
-  arch::Activity activity;
-  if (m.pattern != "chase") activity.stream = 1.0;
-  const double clock = arch::sustained_clock(gpu.clock, activity).clock.value;
-  const sim::MemoryMicroResult r = sim::run_memory_micro(gpu, m, clock);
+  const sim::MemoryMicroResult r = sim::run_memory_micro(gpu, m);
+  const double clock = r.engine_clock_hz;
   nlohmann::json j;
   j["arch"] = gpu.name;
   j["pattern"] = r.pattern;
   j["level"] = r.level;
   j["footprint_bytes"] = r.footprint;
   j["clock_mhz"] = clock / 1e6;
-  j["clock_basis"] = m.pattern == "chase" ? "modelled (idle: engine maximum)" : "modelled (power-limited, memory streaming)";
+  j["clock_basis"] = m.pattern == "chase" ? "modelled (idle: engine maximum)" : (gpu.clock.engine_pinned ? "pinned (clock.engine)" : "modelled (power-limited by its HBM traffic)");
   if (r.pattern == "chase") {
     j["latency_ns"] = r.latency_ns;
   } else {
     j["bandwidth_bytes_per_s"] = r.bandwidth_bytes_per_s;
-    j["inflight_lines_per_cu"] = m.inflight;
+    j["inflight_lines_per_cu"] = r.inflight;
+    j["counters"] = r.counters.to_json();
     j["hbm_utilisation"] = r.hbm_utilisation;
   }
   if (st.json) {
@@ -67,7 +66,7 @@ void run_memory(const MicroState& st, const arch::GpuSpec& gpu) {
   if (r.pattern == "chase") {
     std::cout << "  latency " << fixed(r.latency_ns, 1) << " ns\n";
   } else {
-    std::cout << "  bandwidth " << fixed(r.bandwidth_bytes_per_s / 1e12, 2) << " TB/s (" << m.inflight
+    std::cout << "  bandwidth " << fixed(r.bandwidth_bytes_per_s / 1e12, 2) << " TB/s (" << r.inflight
               << " lines in flight per CU; HBM busy " << fixed(100 * r.hbm_utilisation, 0) << " %)\n";
   }
 }
@@ -138,7 +137,7 @@ void add_micro_command(CLI::App& app) {
   c->add_option("--level", st->m.level, "memory patterns: l2, mall or hbm (sets the default footprint)")
       ->capture_default_str();
   c->add_option("--footprint", st->footprint, "memory patterns: buffer size, e.g. 64MiB");
-  c->add_option("--inflight", st->m.inflight, "streams: outstanding line requests per CU")->capture_default_str();
+  c->add_option("--inflight", st->m.inflight, "streams: outstanding line requests per CU (default: cu.memory_inflight_lines)");
   c->add_option("--waves", st->o.waves_per_simd, "waves per SIMD (1 to the wave slots)")->capture_default_str();
   c->add_option("--instruction", st->o.instruction, "matrix instruction (default: a bf16 one that reaches the peak)");
   c->add_option("--trans-per-mfma", st->o.trans_per_mfma, "mfma+trans: transcendentals per MFMA")->capture_default_str();

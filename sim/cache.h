@@ -53,6 +53,10 @@ class SetAssocCache {
   // Drops every line (kernel-boundary invalidation), dirty or not.
   void invalidate();
 
+  // Fetches the tag set of `address` into the host's cache (a hint; no effect on results).
+  void prefetch(std::uint64_t address) const {
+    __builtin_prefetch(&state_[((address >> line_shift_) % sets_) * 2 * ways_]);
+  }
   std::uint32_t line_bytes() const { return line_bytes_; }
   std::uint64_t sets() const { return sets_; }
   std::uint32_t ways() const { return ways_; }

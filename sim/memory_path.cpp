@@ -1,5 +1,7 @@
 #include "sim/memory_path.h"
 
+#include "arch/config_error.h"
+
 namespace attnsim::sim {
 
 namespace {
@@ -9,24 +11,25 @@ std::uint64_t fold(std::uint64_t x) { return x ^ (x >> 7) ^ (x >> 13) ^ (x >> 19
 }  // namespace
 
 MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz)
-    : gpu_(gpu),
-      engine_(engine_hz),
+    : gpu_(&gpu),
       line_(static_cast<std::uint32_t>(gpu.l2.line.value)),
-      l1_latency_(engine_.ticks(static_cast<double>(gpu.l1.latency.value))),
-      l2_latency_(engine_.ticks(static_cast<double>(gpu.l2.latency.value))),
       mall_latency_(gpu.mall.present ? gpu.mall.latency.value : 0),
       hbm_latency_(gpu.hbm.latency.value) {
+  if (line_ != 128) {
+    throw arch::ConfigError(arch::ValueOrigin{gpu.name, 0, 0, {}}, "l2.line",
+                            "the request-size rules are written for 128 B L2 lines, not " + std::to_string(line_));
+  }
   const std::uint32_t instances = gpu.l2_instances();
   for (std::uint32_t i = 0; i < instances; ++i) {
-    l2_.push_back(std::make_unique<SetAssocCache>(gpu.l2.size.value, gpu.l2.ways, line_, WritePolicy::write_back));
+    l2_.emplace_back(gpu.l2.size.value, gpu.l2.ways, line_, WritePolicy::write_back);
   }
-  const double f = engine_hz;
   const std::uint32_t channels = instances * gpu.l2.channels;
-  l2_read_.assign(channels, BandwidthServer(static_cast<double>(gpu.l2.read_bandwidth.value) * f));
-  l2_write_.assign(channels, BandwidthServer(static_cast<double>(gpu.l2.write_bandwidth.value) * f));
-  link_.assign(channels, BandwidthServer(static_cast<double>(gpu.fabric.l2_link_bandwidth.value) * f));
+  l2_read_.resize(channels);
+  l2_write_.resize(channels);
+  link_.resize(channels);
+  set_engine_clock(engine_hz);
   if (gpu.mall.present) {
-    mall_ = std::make_unique<SetAssocCache>(gpu.mall.size.value, gpu.mall.ways,
+    mall_.emplace(gpu.mall.size.value, gpu.mall.ways,
                                             static_cast<std::uint32_t>(gpu.mall.line.value), WritePolicy::write_through);
     mall_ch_.assign(gpu.mall.channels,
                     BandwidthServer(static_cast<double>(gpu.mall.bandwidth.value) * gpu.clock.fabric.value));
@@ -34,82 +37,183 @@ MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz)
   hbm_ch_.assign(gpu.hbm.channels, BandwidthServer(gpu.hbm.peak_bandwidth.value / gpu.hbm.channels));
 }
 
+void MemoryPath::set_engine_clock(double engine_hz) {
+  const Clock engine(engine_hz);
+  l1_latency_ = engine.ticks(static_cast<double>(gpu_->l1.latency.value));
+  l2_latency_ = engine.ticks(static_cast<double>(gpu_->l2.latency.value));
+  for (auto& s : l2_read_) s.set_rate(static_cast<double>(gpu_->l2.read_bandwidth.value) * engine_hz);
+  for (auto& s : l2_write_) s.set_rate(static_cast<double>(gpu_->l2.write_bandwidth.value) * engine_hz);
+  for (auto& s : link_) s.set_rate(static_cast<double>(gpu_->fabric.l2_link_bandwidth.value) * engine_hz);
+}
+
 std::uint32_t MemoryPath::l2_channel(std::uint64_t address) const {
-  return static_cast<std::uint32_t>(fold(address / line_) % gpu_.l2.channels);
+  return static_cast<std::uint32_t>(fold(address / line_) % gpu_->l2.channels);
 }
 std::uint32_t MemoryPath::mall_channel(std::uint64_t address) const {
-  return static_cast<std::uint32_t>(fold(address / gpu_.hbm.interleave.value) % gpu_.mall.channels);
+  return static_cast<std::uint32_t>(fold(address / gpu_->hbm.interleave.value) % gpu_->mall.channels);
 }
 std::uint32_t MemoryPath::hbm_channel(std::uint64_t address) const {
   // Consecutive interleave-sized chunks go to consecutive channels (NPS1).
-  return static_cast<std::uint32_t>(fold(address / gpu_.hbm.interleave.value) % gpu_.hbm.channels);
+  return static_cast<std::uint32_t>(fold(address / gpu_->hbm.interleave.value) % gpu_->hbm.channels);
 }
 
-Tick MemoryPath::read_line(std::uint32_t xcd, std::uint64_t address, Tick t, ServedBy* served) {
-  const std::uint32_t inst = gpu_.l2_instance_of(xcd);
-  const std::uint32_t ch = inst * gpu_.l2.channels + l2_channel(address);
-  Tick at = l2_read_[ch].serve(t + l1_latency_, line_);
-  bool hit = false;
-  std::uint64_t victim = 0;
+Tick MemoryPath::memory_read(std::uint64_t address, std::uint32_t size, Tick t, TrafficCounters& c, bool& mall_hit) {
+  mall_hit = false;
+  if (mall_) {
+    t = mall_ch_[mall_channel(address)].serve(t, size);
+    const ProbeResult r = mall_->access(address, size, false, [](std::uint64_t, std::uint64_t) {}, [](std::uint64_t) {});
+    c.mall_read_hits += r.hits;
+    c.mall_read_misses += r.misses;
+    if (r.misses == 0) {
+      mall_hit = true;
+      return t + mall_latency_;
+    }
+    const std::uint64_t bytes = r.misses * mall_->line_bytes();
+    c.hbm_read_bytes += bytes;
+    return hbm_ch_[hbm_channel(address)].serve(t, bytes) + mall_latency_ + hbm_latency_;
+  }
+  c.hbm_read_bytes += size;
+  return hbm_ch_[hbm_channel(address)].serve(t, size) + hbm_latency_;
+}
+
+Tick MemoryPath::read(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
+                      TrafficCounters& c, ServedBy* served) {
+  const std::uint32_t inst = gpu_->l2_instance_of(xcd);
+  const std::uint32_t ch = inst * gpu_->l2.channels + l2_channel(line_address);
+  c.requested_read_bytes += hi - lo;
+  Tick at = l2_read_[ch].serve(t + l1_latency_, hi - lo);
   bool dirty_victim = false;
-  const ProbeResult r = l2_[inst]->access(address, line_, false, [](std::uint64_t, std::uint64_t) {},
+  std::uint64_t victim = 0;
+  const ProbeResult r = l2_[inst].access(line_address, line_, false, [](std::uint64_t, std::uint64_t) {},
                                           [&](std::uint64_t v) {
                                             dirty_victim = true;
                                             victim = v;
                                           });
-  hit = r.hits == 1;
+  ++c.tcc_req;
   // The request retires only once its dirty victim has been written back (a full write-back queue
   // holds the L2 channel): this is what throttles a stream to the slowest level.
-  if (dirty_victim) at = std::max(at, write_back(xcd, victim, at));
-  if (hit) {
+  if (dirty_victim) at = std::max(at, write_back(inst, victim, at, c));
+  if (r.hits == 1) {
+    ++c.tcc_hit;
     if (served) *served = ServedBy::l2;
     return at + l2_latency_;
   }
-  at = link_[ch].serve(at, line_);
-  if (mall_) {
-    const std::uint32_t m = mall_channel(address);
-    at = mall_ch_[m].serve(at, line_);
-    const ProbeResult mr = mall_->access(address, line_, false, [](std::uint64_t, std::uint64_t) {}, [](std::uint64_t) {});
-    if (mr.misses == 0) {
-      if (served) *served = ServedBy::mall;
-      return at + l2_latency_ + mall_latency_;
-    }
+  ++c.tcc_miss;
+  // One request covering the 32 B sectors touched.
+  const std::uint32_t first_sector = lo / 32, last_sector = (hi - 1) / 32;
+  std::uint32_t size = 128, offset = 0;
+  if (first_sector == last_sector) {
+    size = 32;
+    offset = first_sector * 32;
+  } else if (first_sector / 2 == last_sector / 2) {
+    size = 64;
+    offset = first_sector / 2 * 64;
   }
-  at = hbm_ch_[hbm_channel(address)].serve(at, line_);
-  if (served) *served = ServedBy::hbm;
-  return at + l2_latency_ + mall_latency_ + hbm_latency_;
+  ++c.ea_rdreq;
+  if (size == 32) ++c.ea_rdreq_32b;
+  if (size == 64) ++c.ea_rdreq_64b;
+  if (size == 128) ++c.ea_rdreq_128b;
+  at = link_[ch].serve(at, size);
+  bool mall_hit = false;
+  const Tick back = memory_read(line_address + offset, size, at, c, mall_hit);
+  if (served) *served = mall_hit ? ServedBy::mall : ServedBy::hbm;
+  return back + l2_latency_;
 }
 
-Tick MemoryPath::write_line(std::uint32_t xcd, std::uint64_t address, Tick t) {
-  const std::uint32_t inst = gpu_.l2_instance_of(xcd);
-  const std::uint32_t ch = inst * gpu_.l2.channels + l2_channel(address);
-  const Tick accepted = l2_write_[ch].serve(t + l1_latency_, line_);
+Tick MemoryPath::write(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
+                       TrafficCounters& c) {
+  const std::uint32_t inst = gpu_->l2_instance_of(xcd);
+  const std::uint32_t ch = inst * gpu_->l2.channels + l2_channel(line_address);
+  c.requested_write_bytes += hi - lo;
+  const Tick accepted = l2_write_[ch].serve(t + l1_latency_, hi - lo);
   Tick done = accepted;
-  l2_[inst]->access(address, line_, true, [](std::uint64_t, std::uint64_t) {},
-                    [&](std::uint64_t v) { done = std::max(done, write_back(xcd, v, accepted)); });
+  const ProbeResult r = l2_[inst].access(line_address, line_, true, [](std::uint64_t, std::uint64_t) {},
+                                          [&](std::uint64_t v) { done = std::max(done, write_back(inst, v, accepted, c)); });
+  ++c.tcc_req;
+  c.tcc_hit += r.hits;
+  c.tcc_miss += r.misses;
   return done;
 }
 
-Tick MemoryPath::write_back(std::uint32_t xcd, std::uint64_t line_address, Tick t) {
-  const std::uint32_t inst = gpu_.l2_instance_of(xcd);
-  const std::uint32_t ch = inst * gpu_.l2.channels + l2_channel(line_address);
+Tick MemoryPath::atomic(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
+                        TrafficCounters& c) {
+  const std::uint32_t inst = gpu_->l2_instance_of(xcd);
+  const std::uint32_t ch = inst * gpu_->l2.channels + l2_channel(line_address);
+  c.atomic_bytes += hi - lo;
+  ++c.tcc_req;
+  ++c.tcc_miss;
+  const Tick at = l2_write_[ch].serve(t + l1_latency_, hi - lo);
+  Tick done = at;
+  for (std::uint32_t chunk = lo / 64 * 64; chunk < hi; chunk += 64) {
+    ++c.ea_wrreq;
+    ++c.ea_wrreq_64b;
+    const std::uint64_t address = line_address + chunk;
+    Tick sent = link_[ch].serve(at, 64);
+    // Read-modify-write at the memory side: the line is read (through the MALL, which allocates it)
+    // and the sum written to HBM. The channels are reserved when the request reaches them; the
+    // latencies are added to the completion only.
+    Tick latency = hbm_latency_;
+    bool miss = true;
+    if (mall_) {
+      sent = mall_ch_[mall_channel(address)].serve(sent, 64);
+      const ProbeResult r = mall_->access(address, 64, false, [](std::uint64_t, std::uint64_t) {}, [](std::uint64_t) {});
+      c.mall_read_hits += r.hits;
+      c.mall_read_misses += r.misses;
+      miss = r.misses > 0;
+      latency += mall_latency_;
+    }
+    BandwidthServer& hbm = hbm_ch_[hbm_channel(address)];
+    if (miss) {
+      c.hbm_read_bytes += 64;
+      sent = hbm.serve(sent, 64);
+    }
+    c.hbm_write_bytes += 64;
+    done = std::max(done, hbm.serve(sent, 64) + latency);
+  }
+  return done;
+}
+
+Tick MemoryPath::write_back(std::uint32_t inst, std::uint64_t line_address, Tick t, TrafficCounters& c) {
+  const std::uint32_t ch = inst * gpu_->l2.channels + l2_channel(line_address);
+  c.ea_wrreq += 2;
+  c.ea_wrreq_64b += 2;
+  c.hbm_write_bytes += line_;
   Tick at = link_[ch].serve(t, line_);
-  if (mall_) at = mall_ch_[mall_channel(line_address)].serve(at, line_);
+  if (mall_) {
+    at = mall_ch_[mall_channel(line_address)].serve(at, line_);
+    mall_->access(line_address, line_, true, [](std::uint64_t, std::uint64_t) {}, [](std::uint64_t) {});
+  }
   return hbm_ch_[hbm_channel(line_address)].serve(at, line_);
 }
 
-Tick MemoryPath::flush(Tick t) {
+Tick MemoryPath::end_kernel(Tick t, std::vector<TrafficCounters>& per_xcd) {
   Tick done = t;
   for (std::uint32_t inst = 0; inst < l2_.size(); ++inst) {
-    l2_[inst]->flush([&](std::uint64_t line) { done = std::max(done, write_back(inst, line, t)); });
+    TrafficCounters& c = per_xcd[std::min<std::size_t>(inst, per_xcd.size() - 1)];
+    l2_[inst].flush([&](std::uint64_t line) { done = std::max(done, write_back(inst, line, t, c)); });
+    l2_[inst].invalidate();
   }
   return done;
 }
 
-Tick MemoryPath::hbm_busy() const {
-  Tick b = 0;
-  for (const auto& s : hbm_ch_) b += s.busy();
+LevelBusy MemoryPath::busy() const {
+  LevelBusy b;
+  for (const auto& s : l2_read_) b.l2 += s.busy();
+  for (const auto& s : l2_write_) b.l2 += s.busy();
+  for (const auto& s : link_) b.link += s.busy();
+  for (const auto& s : mall_ch_) b.mall += s.busy();
+  for (const auto& s : hbm_ch_) b.hbm += s.busy();
+  b.l2_channels = static_cast<std::uint32_t>(l2_read_.size());
+  b.links = static_cast<std::uint32_t>(link_.size());
+  b.mall_channels = static_cast<std::uint32_t>(mall_ch_.size());
+  b.hbm_channels = static_cast<std::uint32_t>(hbm_ch_.size());
   return b;
+}
+
+std::uint64_t MemoryPath::state_bytes() const {
+  std::uint64_t n = mall_ ? mall_->state_bytes() : 0;
+  for (const auto& c : l2_) n += c.state_bytes();
+  return n;
 }
 
 }  // namespace attnsim::sim

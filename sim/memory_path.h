@@ -1,22 +1,28 @@
-// Timing of cache-line requests through the memory hierarchy: L2 channels per XCD, the L2-to-fabric
-// links, the memory-side cache (MALL) channels and the HBM channels, each a bandwidth server, with
-// the configured added latency of each level.
+// The memory hierarchy beyond the compute units, timed and counted in one place: the L2 of each
+// XCD (tags, channels, write-back), the L2-to-fabric links, the memory-side cache (MALL) and the
+// HBM channels, each channel a bandwidth server, with the configured added latency of each level
+// and the request-size rules that the vendor's FETCH_SIZE and WRITE_SIZE counters depend on.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "arch/gpu_spec.h"
 #include "sim/cache.h"
+#include "sim/counters.h"
 #include "sim/time.h"
 
 namespace attnsim::sim {
 
-// A resource that serves requests in arrival order at a fixed rate (a channel, a link).
+// A resource that serves requests in the order they are presented, at a fixed rate (a channel,
+// a link, a pipe).
 class BandwidthServer {
  public:
-  explicit BandwidthServer(double bytes_per_second = 1) : ps_per_byte_(1e12 / bytes_per_second) {}
+  explicit BandwidthServer(double bytes_per_second = 1) { set_rate(bytes_per_second); }
+  void set_rate(double bytes_per_second) { ps_per_byte_ = 1e12 / bytes_per_second; }
   // Time the request's last byte has passed the server.
   Tick serve(Tick arrival, std::uint64_t bytes) {
     const Tick start = std::max(arrival, free_);
@@ -25,9 +31,10 @@ class BandwidthServer {
     return free_;
   }
   Tick busy() const { return busy_; }
+  Tick free_at() const { return free_; }
 
  private:
-  double ps_per_byte_;
+  double ps_per_byte_ = 1;
   Tick free_ = 0;
   Tick busy_ = 0;
 };
@@ -35,40 +42,69 @@ class BandwidthServer {
 // Where a read was served.
 enum class ServedBy : std::uint8_t { l2, mall, hbm };
 
-// The path of one L2 line request. Contract: requests must be issued in non-decreasing arrival
-// order per server for the queueing to be exact (the event engine guarantees it; the
-// microbenchmarks issue in time order). Deterministic.
+// Busy time of each level's servers, summed over its channels.
+struct LevelBusy {
+  Tick l2 = 0, link = 0, mall = 0, hbm = 0;
+  std::uint32_t l2_channels = 0, links = 0, mall_channels = 0, hbm_channels = 0;
+};
+
+// Contract: requests are timed in the order they are presented (the event engine presents them in
+// time order; within one tile operation, line by line). Lines are identified by their L2 line
+// address; `lo`/`hi` are the byte range [lo, hi) of the line a request touches. Deterministic.
+// Assumptions (docs/model.md): an L2 read miss fetches the 32 B sectors its request touches, as
+// one 32, 64 or 128 B request; a dirty line is written back as two 64 B requests; device-scope
+// atomics are performed beyond the L2 (each 64 B chunk one write request); the memory-side cache
+// allocates on reads (atomics included) and passes writes through to HBM; a request that hits a
+// line whose fill is still in flight is timed as a hit.
 class MemoryPath {
  public:
+  // Copyable: a copy is a snapshot of every cache's tags and every server's queue.
+  // Contract: throws arch::ConfigError unless the L2 line is 128 B (the request-size rules).
   MemoryPath(const arch::GpuSpec& gpu, double engine_hz);
 
-  // A CU on `xcd` reads the L2 line at `address` (issued at `t`): the time the data is back.
-  Tick read_line(std::uint32_t xcd, std::uint64_t address, Tick t, ServedBy* served = nullptr);
-  // A CU writes a whole line: the time the L2 has accepted it (writes are posted), or, when the
-  // allocation evicts a dirty line, the time that line's write-back has been served.
-  Tick write_line(std::uint32_t xcd, std::uint64_t address, Tick t);
+  // Re-rates the engine-clocked servers (L2 channels, links) for a kernel at another clock.
+  void set_engine_clock(double engine_hz);
 
+  // A CU on `xcd` reads [lo, hi) of a line, issued at `t`: the time the data is back.
+  Tick read(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
+            TrafficCounters& c, ServedBy* served = nullptr);
+  // A CU writes [lo, hi) of a line: the time the L2 has accepted it (writes are posted) or, when the
+  // allocation evicts a dirty line, the time that line's write-back has been served.
+  Tick write(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
+             TrafficCounters& c);
+  // A device-scope atomic add to [lo, hi) of a line: the time the memory side has performed it.
+  Tick atomic(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
+              TrafficCounters& c);
+
+  // Kernel end: writes back every dirty L2 line from `t` on and invalidates the L2s; returns when
+  // the last write-back is served. The memory-side cache keeps its contents.
+  Tick end_kernel(Tick t, std::vector<TrafficCounters>& per_xcd);
+
+  std::uint32_t line_bytes() const { return line_; }
+  // Hints that a line is about to be requested from `xcd`: its tag sets are fetched into the
+  // host's cache ahead of the probe. No effect on results.
+  void prefetch(std::uint32_t xcd, std::uint64_t line_address) const {
+    l2_[gpu_->l2_instance_of(xcd)].prefetch(line_address);
+    if (mall_) mall_->prefetch(line_address);
+  }
+  LevelBusy busy() const;
+  std::uint64_t state_bytes() const;  // memory held by the tag state
+
+ private:
   std::uint32_t l2_channel(std::uint64_t address) const;
   std::uint32_t mall_channel(std::uint64_t address) const;
   std::uint32_t hbm_channel(std::uint64_t address) const;
-  std::uint32_t line_bytes() const { return line_; }
+  Tick write_back(std::uint32_t inst, std::uint64_t line_address, Tick t, TrafficCounters& c);
+  // A request of `size` bytes at `address` beyond the L2: MALL then HBM. Returns the arrival of the
+  // data back at the L2 (latency included) and whether the MALL served all of it.
+  Tick memory_read(std::uint64_t address, std::uint32_t size, Tick t, TrafficCounters& c, bool& mall_hit);
 
-  // Kernel end: writes back every dirty L2 line from `t` on; returns when the last is served.
-  Tick flush(Tick t);
-
-  // Busy time of the HBM channels, summed (for bandwidth utilisation).
-  Tick hbm_busy() const;
-
- private:
-  Tick write_back(std::uint32_t xcd, std::uint64_t line_address, Tick t);
-
-  const arch::GpuSpec& gpu_;
-  Clock engine_;
+  const arch::GpuSpec* gpu_;
   std::uint32_t line_;
-  Tick l1_latency_, l2_latency_, mall_latency_, hbm_latency_;
-  std::vector<std::unique_ptr<SetAssocCache>> l2_;
-  std::unique_ptr<SetAssocCache> mall_;
-  std::vector<BandwidthServer> l2_read_, l2_write_, link_, mall_ch_, hbm_ch_;  // l2_*, link_: xcd x channel
+  Tick l1_latency_ = 0, l2_latency_ = 0, mall_latency_, hbm_latency_;
+  std::vector<SetAssocCache> l2_;
+  std::optional<SetAssocCache> mall_;
+  std::vector<BandwidthServer> l2_read_, l2_write_, link_, mall_ch_, hbm_ch_;  // l2_*, link_: instance x channel
 };
 
 }  // namespace attnsim::sim

@@ -1,10 +1,12 @@
 #include "sim/micro_memory.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <random>
 #include <vector>
 
+#include "arch/clock_model.h"
 #include "arch/config_error.h"
 #include "sim/event_queue.h"
 #include "sim/memory_path.h"
@@ -36,7 +38,8 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
     throw ConfigError(ValueOrigin{"--footprint " + std::to_string(footprint), 0, 0, {}}, "footprint",
                       "expected a positive multiple of the " + std::to_string(line) + "-byte L2 line");
   }
-  if (o.inflight == 0) throw ConfigError(ValueOrigin{"--inflight 0", 0, 0, {}}, "inflight", "expected at least 1");
+  const std::uint32_t inflight = o.inflight ? o.inflight : gpu.cu.memory_inflight_lines;
+  r.inflight = inflight;
   r.footprint = footprint;
   MemoryPath path(gpu, engine_hz);
   const std::uint64_t lines = footprint / line;
@@ -50,9 +53,10 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
     std::mt19937_64 rng(42);  // Fisher-Yates with the raw generator: the same order on every platform
     for (std::uint64_t i = lines; i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
     Tick t = 0;
-    for (std::uint64_t i = 0; i < lines; ++i) t = path.read_line(0, order[i] * line, t);  // warm-up pass
+    TrafficCounters warm;
+    for (std::uint64_t i = 0; i < lines; ++i) t = path.read(0, order[i] * line, 0, static_cast<std::uint32_t>(line), t, warm);  // warm-up pass
     const Tick start = t;
-    for (std::uint64_t i = 0; i < lines; ++i) t = path.read_line(0, order[i] * line, t);
+    for (std::uint64_t i = 0; i < lines; ++i) t = path.read(0, order[i] * line, 0, static_cast<std::uint32_t>(line), t, r.counters);
     r.latency_ns = static_cast<double>(t - start) / static_cast<double>(lines) / kTicksPerNs;
     return r;
   }
@@ -67,7 +71,7 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
   const std::uint64_t dst_base = (footprint + (1ull << 20)) / (1ull << 20) * (1ull << 20) + (1ull << 20);
   const std::uint64_t per_cu = (lines + cus - 1) / cus;
   // Enough passes that the timed window holds at least 16 in-flight windows per CU.
-  const std::uint64_t passes = std::max<std::uint64_t>(o.passes, 1 + (16ull * o.inflight + per_cu - 1) / per_cu);
+  const std::uint64_t passes = std::max<std::uint64_t>(o.passes, 1 + (16ull * inflight + per_cu - 1) / per_cu);
   const std::uint64_t steps = per_cu * passes;
   std::vector<std::uint64_t> issued(cus, 0);
   EventQueue q;
@@ -76,12 +80,12 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
     const std::uint64_t l = (cu * per_cu + step % per_cu) % lines;
     const std::uint32_t xcd = cu % xcds;
     Tick done = t;
-    if (reads) done = std::max(done, path.read_line(xcd, l * line, t));
-    if (writes) done = std::max(done, path.write_line(xcd, dst_base + l * line, t));
+    if (reads) done = std::max(done, path.read(xcd, l * line, 0, static_cast<std::uint32_t>(line), t, r.counters));
+    if (writes) done = std::max(done, path.write(xcd, dst_base + l * line, 0, static_cast<std::uint32_t>(line), t, r.counters));
     q.schedule(done, 0, cu, 0);
   };
   for (std::uint32_t cu = 0; cu < cus; ++cu) {
-    for (std::uint32_t k = 0; k < o.inflight && issued[cu] < steps; ++k) issue(cu, 0);
+    for (std::uint32_t k = 0; k < inflight && issued[cu] < steps; ++k) issue(cu, 0);
   }
   // The timed window: from the moment every CU has finished its warm-up pass to the end.
   const std::uint64_t warm_steps = passes > 1 ? per_cu : 0;
@@ -94,17 +98,36 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
     end = std::max(end, e.time);
     if (++completed[cu] == warm_steps && ++warmed == cus) {
       window_start = e.time;
-      hbm_busy_start = path.hbm_busy();
+      hbm_busy_start = path.busy().hbm;
     }
     if (issued[cu] < steps) issue(cu, e.time);
   }
-  if (writes) end = std::max(end, path.flush(end));  // the dirty lines still in the L2s reach memory too
+  if (writes) {  // the dirty lines still in the L2s reach memory too
+    std::vector<TrafficCounters> per_l2(1);
+    end = std::max(end, path.end_kernel(end, per_l2));
+    r.counters.add(per_l2[0]);
+  }
   const double timed_steps = static_cast<double>((steps - warm_steps) * cus);
   const double bytes = timed_steps * line * ((reads ? 1 : 0) + (writes ? 1 : 0));
   const double seconds = static_cast<double>(end - window_start) / 1e12;
   r.bandwidth_bytes_per_s = bytes / seconds;
-  r.hbm_utilisation = static_cast<double>(path.hbm_busy() - hbm_busy_start) /
+  r.hbm_utilisation = static_cast<double>(path.busy().hbm - hbm_busy_start) /
                       (static_cast<double>(end - window_start) * gpu.hbm.channels);
+  return r;
+}
+
+MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOptions& o) {
+  arch::Activity activity;
+  if (o.pattern != "chase") activity.stream = 1.0;
+  double clock = arch::sustained_clock(gpu.clock, activity).clock.value;
+  MemoryMicroResult r = run_memory_micro(gpu, o, clock);
+  for (int i = 1; i < 4 && o.pattern != "chase"; ++i) {
+    activity.stream = r.hbm_utilisation;
+    const double next = arch::sustained_clock(gpu.clock, activity).clock.value;
+    if (std::abs(next - clock) < 0.005 * clock) break;
+    clock = next;
+    r = run_memory_micro(gpu, o, clock);
+  }
   return r;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "arch/gpu_spec.h"
+#include "sim/counters.h"
 
 namespace attnsim::sim {
 
@@ -13,7 +14,7 @@ struct MemoryMicroOptions {
   std::string pattern = "stream-read";  // stream-read | stream-write | copy | chase
   std::string level = "hbm";            // l2 | mall | hbm: sets the default footprint
   std::uint64_t footprint = 0;          // bytes per buffer; 0: 2 MiB (l2), 64 MiB (mall), twice the largest cache (hbm)
-  std::uint32_t inflight = 64;          // outstanding line requests per CU (streams)
+  std::uint32_t inflight = 0;           // outstanding line requests per CU (streams); 0: cu.memory_inflight_lines
   std::uint32_t passes = 2;             // streams: at least this many passes; the first warms the caches
 };
 
@@ -24,10 +25,17 @@ struct MemoryMicroResult {
   double latency_ns = 0;             // chase: mean load-to-use latency
   double hbm_utilisation = 0;        // HBM channels' busy fraction over the timed passes
   double engine_clock_hz = 0;
+  std::uint32_t inflight = 0;        // the window used
+  TrafficCounters counters;          // of every request (warm-up passes included; chase: timed pass only)
 };
 
 // Contract: throws arch::ConfigError on an unknown pattern or level, a zero or unaligned
 // footprint (it must be a positive multiple of the L2 line), or a zero in-flight window.
 MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOptions& o, double engine_hz);
+
+// The same at the modelled clock: a chase runs at the idle (maximum) clock; a stream at the
+// power-limited clock of its own HBM traffic, found by fixed-point iteration (at most 4 runs,
+// until the clock moves by less than 0.5 %). A pinned clock (clock.engine) is used as is.
+MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOptions& o);
 
 }  // namespace attnsim::sim

@@ -1,7 +1,7 @@
 // Traffic replay: counters by hand for small cases; the MALL absorbs what several L2s fetch.
 #include <doctest/doctest.h>
 
-#include "sim/traffic_replay.h"
+#include "sim/engine.h"
 #include "workloads/analytic.h"
 #include "workload_fixture.h"
 
@@ -9,6 +9,8 @@ using namespace attnsim;
 using namespace attnsim::workloads;
 
 namespace {
+sim::RunResult replay(const PassPrograms& pp, const arch::GpuSpec& gpu) { return sim::simulate({&pp}, gpu); }
+
 Problem one_block(std::uint32_t hq, std::uint32_t hkv) {
   Problem p;
   p.heads_q = hq;
@@ -19,7 +21,7 @@ Problem one_block(std::uint32_t hq, std::uint32_t hkv) {
 }  // namespace
 
 TEST_CASE("one forward workgroup: every line fetched once in 128-byte requests") {
-  const auto r = sim::replay_traffic(test::build(one_block(1, 1), "aiter-v3", Direction::fwd), test::gpu("mi300x"));
+  const auto r = replay(test::build(one_block(1, 1), "aiter-v3", Direction::fwd), test::gpu("mi300x"));
   const sim::TrafficCounters& c = r.total;
   const std::uint64_t tile = 256 * 128 * 2;  // 64 KiB per Q, K, V, O tile
   CHECK(c.requested_read_bytes == 3 * tile);
@@ -38,14 +40,14 @@ TEST_CASE("one forward workgroup: every line fetched once in 128-byte requests")
 
 TEST_CASE("GQA on two XCDs: each L2 fetches K and V and the MALL serves the second") {
   // Two query heads share one KV head; their workgroups go to XCD 0 and XCD 1.
-  const auto r = sim::replay_traffic(test::build(one_block(2, 1), "aiter-v3", Direction::fwd), test::gpu("mi300x"));
+  const auto r = replay(test::build(one_block(2, 1), "aiter-v3", Direction::fwd), test::gpu("mi300x"));
   const std::uint64_t tile = 256 * 128 * 2;
   CHECK(r.total.fetch_size_bytes() == 6 * tile);          // Q0, K, V on XCD 0; Q1, K, V on XCD 1
   CHECK(r.total.hbm_read_bytes == 4 * tile);              // K and V come from HBM once
   CHECK(r.total.mall_read_hits == 2 * tile / 64);         // the second XCD's K and V, in 64-byte lines
   // In CPX mode both workgroups share one XCD's L2, which catches the K/V reuse itself.
   const auto cpx = arch::load_arch_file(arch::resolve_arch("mi300x"), {"dispatch.xcds_per_partition=1"}).spec;
-  const auto one_l2 = sim::replay_traffic(test::build(one_block(2, 1), "aiter-v3", Direction::fwd), cpx);
+  const auto one_l2 = replay(test::build(one_block(2, 1), "aiter-v3", Direction::fwd), cpx);
   CHECK(one_l2.total.fetch_size_bytes() == 4 * tile);
   CHECK(one_l2.total.tcc_hit == 2 * tile / 128);
 }
@@ -53,7 +55,7 @@ TEST_CASE("GQA on two XCDs: each L2 fetches K and V and the MALL serves the seco
 TEST_CASE("partial lines: row statistics are fetched in 32- and 64-byte requests") {
   Problem p = one_block(1, 1);
   p.seqlen_q = p.seqlen_k = 384;
-  const auto r = sim::replay_traffic(test::build(p, "aiter-v3", Direction::bwd), test::gpu("mi300x"));
+  const auto r = replay(test::build(p, "aiter-v3", Direction::bwd), test::gpu("mi300x"));
   // The main loop reads LSE and D 16 rows (64 B) at a time: half-line requests.
   CHECK(r.total.ea_rdreq_64b > 0);
   const sim::TrafficCounters& c = r.total;
@@ -65,8 +67,8 @@ TEST_CASE("partial lines: row statistics are fetched in 32- and 64-byte requests
 
 TEST_CASE("the replay is deterministic and honours the kernel order") {
   const auto pp = test::build(one_block(4, 2), "ck", Direction::bwd);
-  const auto a = sim::replay_traffic(pp, test::gpu("mi300x"));
-  const auto b = sim::replay_traffic(pp, test::gpu("mi300x"));
+  const auto a = replay(pp, test::gpu("mi300x"));
+  const auto b = replay(pp, test::gpu("mi300x"));
   CHECK(a.total.to_json() == b.total.to_json());
   REQUIRE(a.kernels.size() == pp.kernels.size());
   CHECK(a.kernels[0].name == "bwd_preprocess");

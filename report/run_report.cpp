@@ -1,0 +1,209 @@
+#include "report/run_report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "workloads/analytic.h"
+
+namespace attnsim::report {
+
+using nlohmann::json;
+
+namespace {
+
+double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+// Utilisation of each unit over the kernel's execution (launch gap excluded).
+json utilisation(const arch::GpuSpec& gpu, const sim::KernelResult& k) {
+  const double t = static_cast<double>(k.end - k.start);
+  const double simds = static_cast<double>(gpu.total_cus()) * gpu.cu.simds;
+  const sim::LevelBusy& m = k.busy.memory;
+  return {{"matrix", ratio(static_cast<double>(k.busy.matrix), simds * t)},
+          {"vector", ratio(static_cast<double>(k.busy.vector), simds * t)},
+          {"lds", ratio(static_cast<double>(k.busy.lds), gpu.total_cus() * t)},
+          {"l2", ratio(static_cast<double>(m.l2), 2.0 * m.l2_channels * t)},  // read and write ports
+          {"fabric_link", ratio(static_cast<double>(m.link), m.links * t)},
+          {"mall", ratio(static_cast<double>(m.mall), m.mall_channels * t)},
+          {"hbm", ratio(static_cast<double>(m.hbm), m.hbm_channels * t)}};
+}
+
+json kernel_json(const arch::GpuSpec& gpu, const sim::KernelResult& k) {
+  json j;
+  j["name"] = k.name;
+  j["time_us"] = k.time_us();
+  j["launch_us"] = static_cast<double>(k.launch) / 1e6;
+  j["start_us"] = static_cast<double>(k.start) / 1e6;
+  j["end_us"] = static_cast<double>(k.end) / 1e6;
+  j["workgroups"] = k.workgroups;
+  j["tile_ops"] = k.tile_ops;
+  j["occupancy"] = {{"workgroups_per_cu", k.occupancy.workgroups_per_cu},
+                    {"waves_per_simd", k.occupancy.waves_per_simd},
+                    {"vgprs_allocated", k.occupancy.vgprs_allocated},
+                    {"limited_by", k.occupancy.limited_by}};
+  j["clock"] = {{"engine_mhz", k.clock_hz / 1e6},
+                {"basis", k.clock_pinned ? "pinned" : (k.power_limited ? "modelled, power-limited" : "modelled, at the cap")},
+                {"power_w", k.power_w},
+                {"matrix_activity", k.matrix_activity},
+                {"hbm_activity", k.hbm_activity}};
+  const json u = utilisation(gpu, k);
+  j["utilisation"] = u;
+  const double exec = static_cast<double>(k.end - k.start);
+  const double slots = static_cast<double>(gpu.total_cus()) * k.occupancy.workgroups_per_cu;
+  const double occupied = std::min(1.0, ratio(static_cast<double>(k.resident_time), slots * exec));
+  std::string bound = "matrix";
+  double best = -1;
+  for (const char* unit : {"matrix", "vector", "lds", "l2", "fabric_link", "mall", "hbm"}) {
+    if (u[unit].get<double>() > best) {
+      best = u[unit].get<double>();
+      bound = unit;
+    }
+  }
+  // Where the time went: the launch gap; workgroup slots left empty (tail and load imbalance);
+  // matrix work at the matrix pipes' utilisation; the rest is time the pipes waited on vector,
+  // LDS and memory work and latency.
+  const double total = static_cast<double>(k.end - k.launch);
+  const double launch = static_cast<double>(k.start - k.launch);
+  const double matrix = u["matrix"].get<double>() * exec;
+  const double idle = (1.0 - occupied) * exec;
+  j["time_breakdown_us"] = {{"launch", launch / 1e6},
+                            {"matrix", matrix / 1e6},
+                            {"tail_and_imbalance", idle / 1e6},
+                            {"vector_lds_memory_and_latency", std::max(0.0, total - launch - matrix - idle) / 1e6}};
+  j["bound_by"] = bound;
+  j["slot_occupancy"] = occupied;
+  j["instructions"] = {{"mfma", k.mfma_instructions}, {"valu", k.valu_instructions}, {"trans", k.trans_instructions}};
+  j["matrix_tflops"] = ratio(k.mfma_flops, exec / 1e12) / 1e12;
+  j["lds_bytes"] = k.lds_bytes;
+  j["counters"] = k.counters.to_json();
+  json per_xcd = json::array();
+  for (const auto& c : k.per_xcd) per_xcd.push_back(c.l2_hit_rate());
+  j["l2_hit_rate_per_xcd"] = per_xcd;
+  return j;
+}
+
+}  // namespace
+
+json run_report(const RunInputs& in, const sim::RunResult& r) {
+  const arch::GpuSpec& gpu = *in.gpu;
+  json j;
+  j["arch"] = gpu.name;
+  j["kernel"] = in.kernel;
+  j["direction"] = in.direction;
+  if (!in.passes.empty()) j["problem"] = in.passes.front()->problem.describe();
+  double fa_flops = 0;
+  for (const auto* pp : in.passes) fa_flops += workloads::analytic_counts(*pp).fa_flops;
+  const double time_s = static_cast<double>(r.time) / 1e12;
+  j["time_us"] = time_s * 1e6;
+  j["fa_flops"] = fa_flops;
+  j["tflops"] = ratio(fa_flops, time_s) / 1e12;
+  std::uint64_t lds = 0;
+  double mfma_flops = 0;
+  j["kernels"] = json::array();
+  std::vector<sim::TrafficCounters> per_xcd(gpu.dispatch.xcds_per_partition);
+  for (const auto& k : r.kernels) {
+    j["kernels"].push_back(kernel_json(gpu, k));
+    lds += k.lds_bytes;
+    mfma_flops += k.mfma_flops;
+    for (std::size_t x = 0; x < per_xcd.size() && x < k.per_xcd.size(); ++x) per_xcd[x].add(k.per_xcd[x]);
+  }
+  const sim::TrafficCounters& c = r.total;
+  json hit_per_xcd = json::array();
+  for (const auto& x : per_xcd) hit_per_xcd.push_back(x.l2_hit_rate());
+  j["traffic"] = {{"lds_bytes", lds},
+                  {"l1_request_bytes", c.requested_read_bytes + c.requested_write_bytes + c.atomic_bytes},
+                  {"l2_request_bytes", c.requested_read_bytes + c.requested_write_bytes + c.atomic_bytes},
+                  {"l2_fabric_read_bytes", c.fetch_size_bytes()},
+                  {"l2_fabric_write_bytes", c.write_size_bytes()},
+                  {"mall_hit_bytes", c.mall_read_hits * (gpu.mall.present ? gpu.mall.line.value : 0)},
+                  {"hbm_read_bytes", c.hbm_read_bytes},
+                  {"hbm_write_bytes", c.hbm_write_bytes},
+                  {"l2_hit_rate", c.l2_hit_rate()},
+                  {"l2_hit_rate_per_xcd", hit_per_xcd}};
+  j["counters"] = c.to_json();
+  j["matrix_flops_issued"] = mfma_flops;
+  j["simulation"] = {{"events", r.events},
+                     {"clock_iterations", r.clock_iterations},
+                     {"hierarchy_state_bytes", r.hierarchy_state_bytes}};
+  return j;
+}
+
+std::string render_run_report(const json& j) {
+  std::ostringstream os;
+  os << "run " << j["kernel"].get<std::string>() << " " << j["direction"].get<std::string>() << "  "
+     << j.value("problem", "") << "  (" << j["arch"].get<std::string>() << ")\n";
+  os << "  time " << fixed(j["time_us"].get<double>(), 1) << " us, " << fixed(j["tflops"].get<double>(), 1)
+     << " TFLOP/s (FA convention, " << fixed(j["fa_flops"].get<double>() / 1e9, 1) << " GFLOP)\n\n";
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"kernel", "time us", "clock MHz", "WGs", "WG/CU", "matrix", "vector", "LDS", "L2", "HBM", "L2 hit",
+                  "bound by", "tail"});
+  for (const auto& k : j["kernels"]) {
+    const auto& u = k["utilisation"];
+    const auto pct = [](double v) { return fixed(100 * v, 0) + "%"; };
+    rows.push_back({k["name"].get<std::string>(), fixed(k["time_us"].get<double>(), 1),
+                    fixed(k["clock"]["engine_mhz"].get<double>(), 0), std::to_string(k["workgroups"].get<std::uint64_t>()),
+                    std::to_string(k["occupancy"]["workgroups_per_cu"].get<std::uint32_t>()), pct(u["matrix"]),
+                    pct(u["vector"]), pct(u["lds"]), pct(u["l2"]), pct(u["hbm"]),
+                    pct(k["counters"]["l2_hit_rate"].get<double>()), k["bound_by"].get<std::string>(),
+                    fixed(k["time_breakdown_us"]["tail_and_imbalance"].get<double>(), 1) + " us"});
+  }
+  std::vector<std::size_t> width(rows[0].size(), 0);
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  for (const auto& row : rows) {
+    os << " ";
+    for (std::size_t i = 0; i < row.size(); ++i) os << " " << row[i] << std::string(width[i] - row[i].size() + 1, ' ');
+    os << "\n";
+  }
+  const auto& t = j["traffic"];
+  const auto mb = [](const json& v) { return fixed(v.get<double>() / 1e6, 1) + " MB"; };
+  os << "\n  traffic: LDS " << mb(t["lds_bytes"]) << ", L2 requests " << mb(t["l2_request_bytes"]) << " (hit "
+     << fixed(100 * t["l2_hit_rate"].get<double>(), 1) << " %), FETCH_SIZE " << mb(t["l2_fabric_read_bytes"])
+     << ", WRITE_SIZE " << mb(t["l2_fabric_write_bytes"]) << ", MALL hits " << mb(t["mall_hit_bytes"]) << ", HBM read "
+     << mb(t["hbm_read_bytes"]) << ", HBM write " << mb(t["hbm_write_bytes"]) << "\n";
+  os << "  utilisation is busy time over the kernel's time; clocks are modelled unless pinned (--set clock.engine=...)\n";
+  return os.str();
+}
+
+json trace_json(const RunInputs& in, const sim::RunResult& r) {
+  const arch::GpuSpec& gpu = *in.gpu;
+  json events = json::array();
+  const std::uint32_t xcds = gpu.dispatch.xcds_per_partition;
+  for (std::uint32_t x = 0; x < xcds; ++x) {
+    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", x}, {"args", {{"name", "XCD " + std::to_string(x)}}}});
+    for (std::uint32_t c = 0; c < gpu.chip.cus_per_xcd; ++c) {
+      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", x}, {"tid", c},
+                        {"args", {{"name", "CU " + std::to_string(c)}}}});
+    }
+  }
+  const std::uint32_t counters_pid = xcds;
+  events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", counters_pid}, {"args", {{"name", "memory"}}}});
+  for (const auto& k : r.kernels) {
+    events.push_back({{"ph", "X"}, {"name", k.name}, {"cat", "kernel"}, {"pid", counters_pid}, {"tid", 0},
+                      {"ts", static_cast<double>(k.start) / 1e6}, {"dur", static_cast<double>(k.end - k.start) / 1e6}});
+    for (const auto& s : k.spans) {
+      events.push_back({{"ph", "X"}, {"name", k.name + " wg " + std::to_string(s.workgroup)}, {"cat", "workgroup"},
+                        {"pid", s.xcd}, {"tid", s.cu}, {"ts", static_cast<double>(s.start) / 1e6},
+                        {"dur", static_cast<double>(s.end - s.start) / 1e6}});
+    }
+    const double seconds = static_cast<double>(k.end - k.start) / 1e12;
+    const double hbm = ratio(static_cast<double>(k.counters.hbm_read_bytes + k.counters.hbm_write_bytes), seconds);
+    const double l2 = ratio(static_cast<double>(k.counters.requested_read_bytes + k.counters.requested_write_bytes +
+                                                k.counters.atomic_bytes),
+                            seconds);
+    events.push_back({{"ph", "C"}, {"name", "bandwidth GB/s"}, {"pid", counters_pid},
+                      {"ts", static_cast<double>(k.start) / 1e6}, {"args", {{"HBM", hbm / 1e9}, {"L2", l2 / 1e9}}}});
+    events.push_back({{"ph", "C"}, {"name", "bandwidth GB/s"}, {"pid", counters_pid},
+                      {"ts", static_cast<double>(k.end) / 1e6}, {"args", {{"HBM", 0.0}, {"L2", 0.0}}}});
+  }
+  return {{"traceEvents", events}, {"displayTimeUnit", "ns"}};
+}
+
+}  // namespace attnsim::report

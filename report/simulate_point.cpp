@@ -1,0 +1,37 @@
+#include "report/simulate_point.h"
+
+#include "arch/arch_locator.h"
+#include "arch/config_error.h"
+#include "arch/spec_loader.h"
+#include "report/run_report.h"
+#include "workloads/schedule.h"
+
+namespace attnsim::report {
+
+std::vector<workloads::Direction> parse_directions(const std::string& text, const std::string& flag) {
+  if (text == "fwd") return {workloads::Direction::fwd};
+  if (text == "bwd") return {workloads::Direction::bwd};
+  if (text == "both") return {workloads::Direction::fwd, workloads::Direction::bwd};
+  throw arch::ConfigError(arch::ValueOrigin{flag + " " + text, 0, 0, {}}, "direction", "expected fwd, bwd or both");
+}
+
+nlohmann::json simulate_point(const PointSpec& spec, const sim::EngineOptions& options, nlohmann::json* trace) {
+  const auto loaded = arch::load_arch_file(arch::resolve_arch(spec.arch), spec.sets);
+  const workloads::KernelSchedule k = workloads::parse_kernel_spec(spec.kernel);
+  std::vector<workloads::PassPrograms> programs;
+  for (const workloads::Direction d : parse_directions(spec.direction)) {
+    programs.push_back(workloads::build_pass(spec.problem, k, d, loaded.spec));
+  }
+  RunInputs in;
+  in.gpu = &loaded.spec;
+  in.kernel = k.name;
+  in.direction = spec.direction;
+  for (const auto& pp : programs) in.passes.push_back(&pp);
+  sim::EngineOptions o = options;
+  o.trace = o.trace || trace != nullptr;
+  const sim::RunResult r = sim::simulate(in.passes, loaded.spec, o);
+  if (trace) *trace = trace_json(in, r);
+  return run_report(in, r);
+}
+
+}  // namespace attnsim::report

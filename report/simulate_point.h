@@ -1,0 +1,32 @@
+// One simulated point from its full description (arch, overrides, problem, kernel, direction):
+// what `attnsim run` does, and what validate and sweep do for each of their points.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/engine.h"
+#include "workloads/kernel_program.h"
+#include "workloads/problem.h"
+
+namespace attnsim::report {
+
+struct PointSpec {
+  std::string arch = "mi300x";    // name or TOML file
+  std::vector<std::string> sets;  // --set key=value overrides
+  workloads::Problem problem;
+  std::string kernel = "aiter-v3";  // PRESET[,field=value,...]
+  std::string direction = "both";   // fwd, bwd or both (forward then backward)
+};
+
+// The passes of a direction text. Contract: throws arch::ConfigError naming `flag` unless fwd, bwd or both.
+std::vector<workloads::Direction> parse_directions(const std::string& text, const std::string& flag = "--direction");
+
+// Simulates the point and returns its report (report/run_report.h); with `trace` set, also the
+// Perfetto trace. Contract: throws arch::ConfigError on any invalid part of the spec.
+nlohmann::json simulate_point(const PointSpec& spec, const sim::EngineOptions& options = {},
+                              nlohmann::json* trace = nullptr);
+
+}  // namespace attnsim::report

@@ -1,0 +1,69 @@
+// Timing state of one compute unit at the granularity of tile operations: the matrix and vector
+// pipes of each SIMD, the LDS, and the vector-memory issue path with its window of outstanding
+// line requests.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "arch/gpu_spec.h"
+#include "sim/memory_path.h"
+#include "sim/time.h"
+#include "workloads/tile_program.h"
+
+namespace attnsim::sim {
+
+// Per-kernel cycle costs of the pipes, from the arch spec and the kernel's matrix instruction.
+struct PipeCosts {
+  Tick mfma = 0;        // matrix-pipe time of one instruction on one SIMD
+  Tick mfma_block = 0;  // of that, time the SIMD's VALU cannot co-issue
+  Tick valu = 0;        // one VALU instruction of a wave
+  Tick trans = 0;       // one transcendental instruction of a wave
+  Tick barrier = 0;     // one s_barrier round trip
+  PipeCosts() = default;
+  // Contract: `mfma` may be null (a kernel without matrix work).
+  PipeCosts(const arch::GpuSpec& gpu, const arch::MatrixInstruction* mfma, const Clock& engine);
+};
+
+// What a compute operation of one wave group needs: the SIMDs it spans and its instruction mix.
+struct GroupWork {
+  std::uint32_t simd0 = 0, simds = 1;  // SIMDs [simd0, simd0 + simds) mod the CU's SIMDs, one wave on each
+  const workloads::OpCost* cost = nullptr;
+  bool masked = false;
+};
+
+// One CU. Contract: operations are presented in non-decreasing time order (the event engine's
+// order); each reserves its pipes first come, first served, and the returned time is when its
+// results are available. The MFMA pipe leaves `valu_coexec` cycles of each instruction to the
+// VALU, so independent vector work of other waves overlaps matrix work (arch-facts 1.3).
+class ComputeUnit {
+ public:
+  ComputeUnit(const arch::GpuSpec& gpu, double engine_hz);
+
+  // Matrix instructions go to each SIMD's matrix pipe; VALU and transcendental instructions (and
+  // the non-co-issuable part of each MFMA) to its VALU; LDS bytes (per wave) to the CU's LDS.
+  Tick compute(Tick now, const GroupWork& w, const PipeCosts& pc);
+  // LDS traffic of `bytes` starting at `now` (shared by the CU's SIMDs).
+  Tick lds(Tick now, std::uint64_t bytes) { return bytes ? lds_.serve(now, bytes) : now; }
+  // When the window of outstanding line requests next has room (<= now: it has room now).
+  Tick window_free() const { return window_[window_next_]; }
+  // Issues one line request of `bytes` at `now` through the L1's issue path: returns the issue time.
+  // `complete_line` must then be called with the request's completion time.
+  Tick issue_line(Tick now, std::uint32_t bytes);
+  void complete_line(Tick done);
+
+  Tick matrix_busy() const { return matrix_busy_; }  // summed over SIMDs
+  Tick vector_busy() const { return vector_busy_; }
+  Tick lds_busy() const { return lds_.busy(); }
+  std::uint32_t resident = 0;  // workgroups on the CU now (set by the dispatcher)
+
+ private:
+  std::uint32_t simds_;
+  std::vector<Tick> matrix_free_, vector_free_;
+  BandwidthServer lds_, l1_;
+  std::vector<Tick> window_;  // completion times of the last `inflight` line requests (a ring)
+  std::size_t window_next_ = 0;
+  Tick matrix_busy_ = 0, vector_busy_ = 0;
+};
+
+}  // namespace attnsim::sim

@@ -1,0 +1,617 @@
+#include "sim/engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+
+#include "arch/clock_model.h"
+#include "arch/config_error.h"
+#include "sim/compute_unit.h"
+#include "sim/event_queue.h"
+
+namespace attnsim::sim {
+
+using workloads::Action;
+using workloads::CompiledBody;
+using workloads::KernelProgram;
+using workloads::OpTemplate;
+using workloads::PassPrograms;
+using workloads::Pipe;
+using workloads::TileOp;
+using workloads::TileRef;
+using workloads::WorkgroupCursor;
+
+namespace {
+
+constexpr Tick kUnknown = std::numeric_limits<Tick>::max();
+constexpr std::uint32_t kWake = 0, kFinish = 1;
+
+// One in-order issue stream of a workgroup: lane 0 issues its loads, lane 1 its stores and atomics
+// (the compiler hoists the next tiles' loads above this tile's stores), lane 2 + g the compute
+// operations of wave group g (one wave per SIMD). Lanes advance independently; they
+// meet at dependences, at barriers (sync ops join every wave group) and at phase boundaries
+// (prologue, loop, epilogue of each pass), where every lane waits for all work issued before.
+// One cache-line request of a memory operation: [lo, hi) of the line at `address`.
+struct LineRequest {
+  std::uint64_t address = 0;
+  std::uint32_t lo = 0, hi = 0;
+};
+
+struct Lane {
+  std::optional<WorkgroupCursor> cursor;
+  // The memory operation in progress (lanes 0 and 1): its line requests, the next to issue, its finish so far.
+  std::vector<LineRequest> lines;
+  std::size_t next_line = 0;
+  Tick memory_finish = 0;
+  bool in_memory_op = false;
+  TileOp pending;
+  bool has_pending = false, exhausted = false;
+  bool waiting = false;    // blocked on a dependence another lane has not issued yet
+  bool at_phase = false;   // arrived at the phase boundary
+  bool at_join = false;    // arrived at a barrier op
+};
+
+// A resident workgroup and the finish times of its issued operations.
+struct Resident {
+  bool active = false;
+  std::uint64_t wg = 0;
+  std::uint32_t cu = 0, xcd = 0, simd0 = 0;
+  std::vector<Lane> lanes;
+  std::uint32_t phase = 0, arrived = 0, joined = 0;
+  Tick phase_start = 0, join_time = 0, max_finish = 0, start = 0;
+  std::vector<Tick> table;         // finish times: [prologue | epilogue | loop ring slot] x op x lane
+  std::vector<std::int64_t> ring;  // iteration held by each loop ring slot
+};
+
+// Static facts of the kernel being run, shared by its workgroups.
+struct KernelShape {
+  const PassPrograms* pp = nullptr;
+  const KernelProgram* kp = nullptr;
+  std::uint32_t groups = 1, lanes = 3;  // wave groups; lanes = groups + 2
+  std::uint32_t ring = 1;               // loop iterations whose finish times are kept
+  std::uint32_t lookahead = 1;          // a loop memory op waits for the loop's last op this many iterations back
+  std::size_t pro_offset = 0, epi_offset = 0, loop_offset = 0, loop_stride = 0, table_size = 0;
+  const CompiledBody& body(std::uint8_t b) const { return b == 0 ? kp->prologue : (b == 1 ? kp->body : kp->epilogue); }
+  std::uint32_t waves_in_group(std::uint32_t g, std::uint32_t simds) const {
+    return std::min(simds, kp->waves - g * simds);
+  }
+};
+
+std::uint32_t phase_of(const TileOp& op) { return op.pass * 3 + op.body; }
+constexpr std::uint32_t kLoadLane = 0, kStoreLane = 1, kFirstGroupLane = 2;
+bool is_memory_op(const OpTemplate& op) { return op.pipe == Pipe::memory; }
+std::uint32_t memory_lane(const OpTemplate& op) { return workloads::is_store(op.action) ? kStoreLane : kLoadLane; }
+// Whether lane `l` issues `op`.
+bool issues(std::uint32_t l, const OpTemplate& op) {
+  return is_memory_op(op) ? memory_lane(op) == l : l >= kFirstGroupLane;
+}
+
+// Runs one kernel on the GPU from `launch` on.
+class KernelRun {
+ public:
+  KernelRun(const arch::GpuSpec& gpu, MemoryPath& memory, const PassPrograms& pp, const KernelProgram& kp,
+            double clock_hz, const EngineOptions& options)
+      : gpu_(gpu), memory_(memory), engine_(clock_hz), options_(options) {
+    shape_.pp = &pp;
+    shape_.kp = &kp;
+    const std::uint32_t simds = gpu.cu.simds;
+    shape_.groups = std::max<std::uint32_t>(1, (kp.waves + simds - 1) / simds);
+    shape_.lanes = shape_.groups + kFirstGroupLane;
+    std::uint32_t carried = 1;
+    for (const auto& c : kp.body.carried) carried = std::max<std::uint32_t>(carried, c.distance);
+    shape_.lookahead = carried;
+    shape_.ring = 2 * carried + 2;
+    const std::size_t lanes = shape_.lanes;
+    shape_.pro_offset = 0;
+    shape_.epi_offset = kp.prologue.ops.size() * lanes;
+    shape_.loop_offset = shape_.epi_offset + kp.epilogue.ops.size() * lanes;
+    shape_.loop_stride = kp.body.ops.size() * lanes;
+    shape_.table_size = shape_.loop_offset + shape_.ring * shape_.loop_stride;
+    mfma_ = nullptr;
+    for (const auto& m : gpu.cu.matrix_instructions) {
+      if (m.name == kp.mfma) mfma_ = &m;
+    }
+    pipes_ = PipeCosts(gpu, mfma_, engine_);
+  }
+
+  KernelResult run(Tick launch) {
+    const KernelProgram& kp = *shape_.kp;
+    KernelResult r;
+    r.name = kp.name;
+    r.kind = kp.kind;
+    r.launch = launch;
+    r.start = launch + gpu_.dispatch.launch_overhead.value;
+    r.workgroups = kp.workgroups();
+    r.clock_hz = engine_.hz();
+    r.occupancy = occupancy(gpu_, kp.waves + kp.load_waves, std::max<std::uint32_t>(kp.vgprs, 1), kp.lds_bytes);
+    if (r.occupancy.workgroups_per_cu == 0) {
+      throw arch::ConfigError(arch::ValueOrigin{"--kernel " + shape_.pp->schedule.name, 0, 0, {}}, kp.name,
+                              "a workgroup does not fit on a " + gpu_.name + " CU (limited by " +
+                                  r.occupancy.limited_by + ")");
+    }
+    memory_.set_engine_clock(engine_.hz());
+    const LevelBusy memory_before = memory_.busy();
+    xcds_ = gpu_.dispatch.xcds_per_partition;
+    cus_per_xcd_ = gpu_.chip.cus_per_xcd;
+    per_cu_ = r.occupancy.workgroups_per_cu;
+    cus_.clear();
+    cus_.reserve(static_cast<std::size_t>(xcds_) * cus_per_xcd_);
+    for (std::uint32_t i = 0; i < xcds_ * cus_per_xcd_; ++i) cus_.emplace_back(gpu_, engine_.hz());
+    next_simd_.assign(cus_.size(), 0);
+    residents_.clear();
+    residents_.resize(std::min<std::uint64_t>(r.workgroups, cus_.size() * per_cu_));
+    free_.clear();
+    for (std::size_t i = residents_.size(); i-- > 0;) free_.push_back(static_cast<std::uint32_t>(i));
+    for (Resident& s : residents_) {
+      s.lanes.resize(shape_.lanes);
+      s.table.assign(shape_.table_size, kUnknown);
+      s.ring.assign(shape_.ring, -1);
+    }
+    next_of_xcd_.assign(xcds_, 0);
+    per_xcd_.assign(xcds_, TrafficCounters{});
+    result_ = &r;
+    last_end_ = r.start;
+    drain_ = r.start;
+    for (std::uint32_t x = 0; x < xcds_; ++x) dispatch(x, r.start);
+    Event e;
+    while (queue_.pop(e)) {
+      Resident& s = residents_[e.target];
+      if (e.kind == kFinish) {
+        retire(e.target, e.time);
+      } else {
+        step(e.target, s, e.kind - 2, e.time);
+      }
+    }
+    const Tick end = std::max(last_end_, drain_);
+    r.end = memory_.end_kernel(end, per_xcd_);
+    r.per_xcd = per_xcd_;
+    for (const auto& c : per_xcd_) r.counters.add(c);
+    for (const ComputeUnit& cu : cus_) {
+      r.busy.matrix += cu.matrix_busy();
+      r.busy.vector += cu.vector_busy();
+      r.busy.lds += cu.lds_busy();
+    }
+    const LevelBusy after = memory_.busy();
+    r.busy.memory = after;
+    r.busy.memory.l2 -= memory_before.l2;
+    r.busy.memory.link -= memory_before.link;
+    r.busy.memory.mall -= memory_before.mall;
+    r.busy.memory.hbm -= memory_before.hbm;
+    r.mfma_flops = static_cast<double>(r.mfma_instructions) * (mfma_ ? mfma_->flops() : 0.0);
+    events_ = queue_.scheduled();
+    return r;
+  }
+
+  std::uint64_t events() const { return events_; }
+
+ private:
+  void wake(std::uint32_t slot, std::uint32_t lane, Tick t) { queue_.schedule(t, 0, slot, 2 + lane); }
+
+  // Starts workgroups on the XCD's CUs while any has room: the least loaded CU first.
+  void dispatch(std::uint32_t x, Tick now) {
+    const KernelProgram& kp = *shape_.kp;
+    const std::uint64_t total = kp.workgroups();
+    const std::uint32_t first = (x + xcds_ - gpu_.dispatch.first_xcd % xcds_) % xcds_;
+    for (;;) {
+      const std::uint64_t wg = first + next_of_xcd_[x] * xcds_;
+      if (wg >= total || free_.empty()) return;
+      std::uint32_t best = cus_per_xcd_;
+      for (std::uint32_t c = 0; c < cus_per_xcd_; ++c) {
+        const std::uint32_t r = cus_[x * cus_per_xcd_ + c].resident;
+        if (r < per_cu_ && (best == cus_per_xcd_ || r < cus_[x * cus_per_xcd_ + best].resident)) best = c;
+      }
+      if (best == cus_per_xcd_) return;
+      ++next_of_xcd_[x];
+      const std::uint32_t cu = x * cus_per_xcd_ + best;
+      ++cus_[cu].resident;
+      const std::uint32_t slot = free_.back();
+      free_.pop_back();
+      Resident& s = residents_[slot];
+      s.active = true;
+      s.wg = wg;
+      s.cu = cu;
+      s.xcd = x;
+      s.simd0 = next_simd_[cu];
+      next_simd_[cu] = (next_simd_[cu] + kp.waves) % gpu_.cu.simds;
+      s.phase = 0;
+      s.arrived = s.joined = 0;
+      s.phase_start = s.max_finish = s.start = now;
+      s.join_time = 0;
+      std::fill(s.table.begin(), s.table.end(), kUnknown);
+      std::fill(s.ring.begin(), s.ring.end(), -1);
+      for (std::uint32_t l = 0; l < shape_.lanes; ++l) {
+        Lane& lane = s.lanes[l];
+        lane.cursor.emplace(*shape_.pp, kp, wg);
+        lane.has_pending = lane.exhausted = lane.waiting = lane.at_phase = lane.at_join = lane.in_memory_op = false;
+        wake(slot, l, now);
+      }
+      result_->last_dispatch = now;
+    }
+  }
+
+  void retire(std::uint32_t slot, Tick now) {
+    Resident& s = residents_[slot];
+    if (options_.trace) {
+      result_->spans.push_back(
+          WorkgroupSpan{s.xcd, s.cu % cus_per_xcd_, s.wg, s.start, now});
+    }
+    s.active = false;
+    result_->resident_time += now - s.start;
+    --cus_[s.cu].resident;
+    free_.push_back(slot);
+    last_end_ = std::max(last_end_, now);
+    dispatch(s.xcd, now);
+  }
+
+  Tick* entry(Resident& s, std::uint8_t body, std::uint64_t iteration, std::uint16_t op, std::uint32_t lane,
+              bool for_write) {
+    std::size_t base = 0;
+    if (body == 0) {
+      base = shape_.pro_offset;
+    } else if (body == 2) {
+      base = shape_.epi_offset;
+    } else {
+      const std::size_t r = iteration % shape_.ring;
+      if (s.ring[r] != static_cast<std::int64_t>(iteration)) {
+        if (!for_write) {
+          if (s.ring[r] > static_cast<std::int64_t>(iteration)) {
+            throw std::logic_error("engine: a loop iteration's finish times were overwritten while still needed");
+          }
+          return nullptr;  // not issued yet
+        }
+        std::fill_n(s.table.begin() + static_cast<std::ptrdiff_t>(shape_.loop_offset + r * shape_.loop_stride),
+                    shape_.loop_stride, kUnknown);
+        s.ring[r] = static_cast<std::int64_t>(iteration);
+      }
+      base = shape_.loop_offset + r * shape_.loop_stride;
+    }
+    return &s.table[base + static_cast<std::size_t>(op) * shape_.lanes + lane];
+  }
+
+  // The finish time of `op` (of `body`, `iteration`) as lane `lane` sees it; kUnknown if not issued.
+  Tick finish_of(Resident& s, std::uint8_t body, std::uint64_t iteration, std::uint16_t op, std::uint32_t lane) {
+    const OpTemplate& t = shape_.body(body).ops[op];
+    if (is_memory_op(t)) {
+      const Tick* e = entry(s, body, iteration, op, memory_lane(t), false);
+      return e ? *e : kUnknown;
+    }
+    if (lane >= kFirstGroupLane) {
+      const Tick* e = entry(s, body, iteration, op, lane, false);
+      return e ? *e : kUnknown;
+    }
+    Tick t_max = 0;  // a memory lane waits for every wave group
+    for (std::uint32_t g = kFirstGroupLane; g < shape_.lanes; ++g) {
+      const Tick* e = entry(s, body, iteration, op, g, false);
+      if (!e || *e == kUnknown) return kUnknown;
+      t_max = std::max(t_max, *e);
+    }
+    return t_max;
+  }
+
+  bool ready_time(Resident& s, const TileOp& op, std::uint32_t lane, Tick& ready) {
+    const CompiledBody& b = shape_.body(op.body);
+    ready = s.phase_start;
+    for (std::uint16_t i = op.op->deps_begin; i < op.op->deps_end; ++i) {
+      const Tick t = finish_of(s, op.body, op.iteration, b.deps[i], lane);
+      if (t == kUnknown) return false;
+      ready = std::max(ready, t);
+    }
+    if (op.body != 1) return true;
+    for (std::uint16_t i = op.op->carried_begin; i < op.op->carried_end; ++i) {
+      const auto& c = b.carried[i];
+      if (op.iteration < c.distance) continue;
+      const Tick t = finish_of(s, 1, op.iteration - c.distance, c.op, lane);
+      if (t == kUnknown) return false;
+      ready = std::max(ready, t);
+    }
+    if (lane == kLoadLane && op.iteration >= shape_.lookahead) {
+      // Loads run at most `lookahead` iterations ahead of the loop's end (the buffers they fill).
+      const Tick t = finish_of(s, 1, op.iteration - shape_.lookahead, static_cast<std::uint16_t>(b.ops.size() - 1), lane);
+      if (t == kUnknown) return false;
+      ready = std::max(ready, t);
+    }
+    return true;
+  }
+
+  void record(std::uint32_t slot, Resident& s, const TileOp& op, std::uint32_t lane, Tick finish, Tick now) {
+    if (op.op->pipe != Pipe::sync) {
+      *entry(s, op.body, op.iteration, op.index, lane, true) = finish;
+    } else {
+      for (std::uint32_t g = kFirstGroupLane; g < shape_.lanes; ++g) *entry(s, op.body, op.iteration, op.index, g, true) = finish;
+    }
+    s.max_finish = std::max(s.max_finish, finish);
+    for (std::uint32_t l = 0; l < shape_.lanes; ++l) {
+      if (s.lanes[l].waiting) {
+        s.lanes[l].waiting = false;
+        wake(slot, l, now);
+      }
+    }
+  }
+
+  // Lane `l` of the workgroup in `slot` issues what it can at `now`.
+  void step(std::uint32_t slot, Resident& s, std::uint32_t l, Tick now) {
+    Lane& lane = s.lanes[l];
+    for (;;) {
+      if (lane.in_memory_op) {
+        if (!continue_memory(slot, s, l, now)) return;
+        lane.has_pending = false;
+        ++result_->tile_ops;
+        record(slot, s, lane.pending, l, lane.memory_finish, now);
+        continue;
+      }
+      if (!lane.has_pending) {
+        if (!lane.cursor->next(lane.pending)) {
+          lane.exhausted = true;
+          arrive(slot, s, l, now);
+          return;
+        }
+        lane.has_pending = true;
+      }
+      const TileOp& op = lane.pending;
+      if (phase_of(op) != s.phase) {
+        arrive(slot, s, l, now);
+        return;
+      }
+      if (!issues(l, *op.op)) {
+        lane.has_pending = false;
+        continue;
+      }
+      Tick ready = 0;
+      if (!ready_time(s, op, l, ready)) {
+        lane.waiting = true;
+        return;
+      }
+      if (ready > now) {
+        wake(slot, l, ready);
+        return;
+      }
+      if (op.op->pipe == Pipe::sync) {
+        // A barrier: every wave group must arrive; the last one releases all.
+        lane.at_join = true;
+        s.join_time = std::max(s.join_time, now);
+        if (++s.joined < shape_.groups) return;
+        const Tick finish = s.join_time + op.op->cost.barriers * pipes_.barrier;
+        s.joined = 0;
+        s.join_time = 0;
+        const TileOp joined_op = op;
+        for (std::uint32_t g = kFirstGroupLane; g < shape_.lanes; ++g) {
+          s.lanes[g].at_join = false;
+          s.lanes[g].has_pending = false;
+          if (g != l) wake(slot, g, now);
+        }
+        ++result_->tile_ops;
+        record(slot, s, joined_op, l, finish, now);
+        continue;
+      }
+      if (l < kFirstGroupLane) {
+        start_memory(s, l, op, now);
+        continue;
+      }
+      const Tick finish = issue_compute(s, op, l, now);
+      if (l == kFirstGroupLane) ++result_->tile_ops;
+      lane.has_pending = false;
+      record(slot, s, op, l, finish, now);
+    }
+  }
+
+  // A lane reached the end of the current phase (or of its work).
+  void arrive(std::uint32_t slot, Resident& s, std::uint32_t l, Tick now) {
+    Lane& lane = s.lanes[l];
+    if (lane.at_phase) return;
+    lane.at_phase = true;
+    if (++s.arrived < shape_.lanes) return;
+    bool all_done = true;
+    for (const Lane& x : s.lanes) all_done = all_done && x.exhausted;
+    if (all_done) {
+      const Tick end = std::max(s.max_finish, now);
+      if (end > now) {
+        queue_.schedule(end, 1, slot, kFinish);
+      } else {
+        retire(slot, now);
+      }
+      return;
+    }
+    ++s.phase;
+    s.arrived = 0;
+    // A new phase: the finish times of the last one are covered by phase_start (every dependence
+    // on them is met), and a new pass numbers its iterations from 0 again.
+    std::fill(s.table.begin(), s.table.end(), kUnknown);
+    std::fill(s.ring.begin(), s.ring.end(), -1);
+    s.phase_start = std::max(s.max_finish, now);
+    for (std::uint32_t i = 0; i < shape_.lanes; ++i) {
+      s.lanes[i].at_phase = false;
+      wake(slot, i, s.phase_start);
+    }
+  }
+
+  Tick issue_compute(Resident& s, const TileOp& op, std::uint32_t l, Tick now) {
+    const std::uint32_t simds = gpu_.cu.simds;
+    const std::uint32_t g = l - kFirstGroupLane;
+    GroupWork w;
+    w.cost = &op.op->cost;
+    w.masked = op.masked;
+    if (shape_.kp->waves >= simds) {
+      w.simd0 = 0;
+      w.simds = shape_.waves_in_group(g, simds);
+    } else {
+      w.simd0 = s.simd0;
+      w.simds = shape_.kp->waves;
+    }
+    result_->mfma_instructions += static_cast<std::uint64_t>(w.cost->mfma) * w.simds;
+    result_->valu_instructions +=
+        static_cast<std::uint64_t>(w.cost->valu + (w.masked ? w.cost->mask_valu : 0)) * w.simds;
+    result_->trans_instructions += static_cast<std::uint64_t>(w.cost->trans) * w.simds;
+    result_->lds_bytes += (w.cost->lds_read + w.cost->lds_write) * w.simds;
+    return cus_[s.cu].compute(now, w, pipes_);
+  }
+
+  // Resolves a memory operation into its line requests (the lane's buffer: no allocation once grown).
+  void start_memory(Resident& s, std::uint32_t l, const TileOp& op, Tick now) {
+    const PassPrograms& pp = *shape_.pp;
+    Lane& lane = s.lanes[l];
+    const workloads::TensorDesc& d = (*pp.tensors)[op.op->tensor];
+    const std::uint64_t line = memory_.line_bytes();
+    lane.lines.clear();
+    workloads::for_each_tile(pp, *shape_.kp, *op.op, lane.cursor->current_pass(), op.iteration, [&](const TileRef& t) {
+      workloads::for_each_run(d, t.slice, t.b, t.head, t.row0, t.rows, [&](std::uint64_t addr, std::uint64_t n) {
+        for (std::uint64_t la = addr / line * line; la < addr + n; la += line) {
+          lane.lines.push_back(LineRequest{la, static_cast<std::uint32_t>(std::max(addr, la) - la),
+                                           static_cast<std::uint32_t>(std::min(addr + n, la + line) - la)});
+        }
+      });
+    });
+    for (const LineRequest& q : lane.lines) memory_.prefetch(s.xcd, q.address);
+    lane.next_line = 0;
+    lane.memory_finish = now;
+    lane.in_memory_op = true;
+  }
+
+  // Issues the operation's line requests while the CU's window of outstanding requests has room;
+  // when it is full, sleeps until a slot frees. Returns true once every line is issued (the
+  // operation's finish is then in lane.memory_finish).
+  bool continue_memory(std::uint32_t slot, Resident& s, std::uint32_t l, Tick now) {
+    Lane& lane = s.lanes[l];
+    const TileOp& op = lane.pending;
+    const Action a = op.op->action;
+    const bool atomic = a == Action::atomic_dq;
+    const bool store = workloads::is_store(a);
+    ComputeUnit& cu = cus_[s.cu];
+    TrafficCounters& c = per_xcd_[s.xcd];
+    while (lane.next_line < lane.lines.size()) {
+      const Tick window = cu.window_free();
+      if (window > now) {
+        wake(slot, l, window);
+        return false;
+      }
+      const LineRequest& q = lane.lines[lane.next_line++];
+      const Tick issued = cu.issue_line(now, q.hi - q.lo);
+      if (atomic) {
+        drain_ = std::max(drain_, memory_.atomic(s.xcd, q.address, q.lo, q.hi, issued, c));
+        cu.complete_line(issued);
+        lane.memory_finish = std::max(lane.memory_finish, issued);
+      } else {
+        const Tick done = store ? memory_.write(s.xcd, q.address, q.lo, q.hi, issued, c)
+                                : memory_.read(s.xcd, q.address, q.lo, q.hi, issued, c);
+        cu.complete_line(done);
+        lane.memory_finish = std::max(lane.memory_finish, done);
+      }
+    }
+    // Tiles loaded straight into the LDS (or staged through it) are written there by every wave.
+    const std::uint64_t lds = op.op->cost.lds_write * shape_.kp->waves;
+    result_->lds_bytes += lds;
+    lane.memory_finish = cu.lds(lane.memory_finish, lds);
+    lane.in_memory_op = false;
+    return true;
+  }
+
+  const arch::GpuSpec& gpu_;
+  MemoryPath& memory_;
+  Clock engine_;
+  const EngineOptions& options_;
+  KernelShape shape_;
+  const arch::MatrixInstruction* mfma_ = nullptr;
+  PipeCosts pipes_;
+  EventQueue queue_;
+  std::vector<ComputeUnit> cus_;
+  std::vector<std::uint32_t> next_simd_;
+  std::vector<Resident> residents_;
+  std::vector<std::uint32_t> free_;
+  std::vector<std::uint64_t> next_of_xcd_;
+  std::vector<TrafficCounters> per_xcd_;
+  std::uint32_t xcds_ = 1, cus_per_xcd_ = 1, per_cu_ = 1;
+  KernelResult* result_ = nullptr;
+  Tick last_end_ = 0, drain_ = 0;
+  std::uint64_t events_ = 0;
+};
+
+const arch::MatrixInstruction* instruction_of(const arch::GpuSpec& gpu, const KernelProgram& kp) {
+  for (const auto& m : gpu.cu.matrix_instructions) {
+    if (m.name == kp.mfma) return &m;
+  }
+  return nullptr;
+}
+
+// The clock a kernel settles at given the activity it showed (or, before any run, the activity of
+// its class: full matrix load for a kernel with matrix work, full streaming otherwise).
+arch::ClockEstimate clock_for(const arch::GpuSpec& gpu, const KernelProgram& kp, const KernelResult* seen) {
+  arch::Activity a;
+  const arch::MatrixInstruction* m = instruction_of(gpu, kp);
+  if (!seen) {
+    if (m) {
+      a = arch::matrix_load(m->dtype);
+    } else {
+      a.stream = 1.0;
+    }
+  } else {
+    if (m) a.matrix[static_cast<std::size_t>(m->dtype)] = seen->matrix_activity;
+    a.stream = seen->hbm_activity;
+  }
+  return arch::sustained_clock(gpu.clock, a);
+}
+
+void set_activity(const arch::GpuSpec& gpu, KernelResult& k) {
+  const double seconds = static_cast<double>(k.end - k.start) / 1e12;
+  const double simds = static_cast<double>(gpu.total_cus()) * gpu.cu.simds;
+  if (seconds <= 0) return;
+  k.matrix_activity = std::min(1.0, static_cast<double>(k.busy.matrix) / (simds * static_cast<double>(k.end - k.start)));
+  const double hbm_bytes = static_cast<double>(k.counters.hbm_read_bytes + k.counters.hbm_write_bytes);
+  k.hbm_activity = std::min(1.0, hbm_bytes / seconds / gpu.hbm.peak_bandwidth.value);
+}
+
+}  // namespace
+
+RunResult simulate(const std::vector<const PassPrograms*>& passes, const arch::GpuSpec& gpu,
+                   const EngineOptions& options) {
+  RunResult result;
+  std::optional<MemoryPath> memory;
+  MemoryPath snapshot(gpu, gpu.clock.engine_max.value);
+  Tick t = 0;
+  for (const PassPrograms* pp : passes) {
+    for (const KernelProgram& kp : pp->kernels) {
+      if (!memory) memory.emplace(gpu, gpu.clock.engine_max.value);
+      // Each kernel runs at the clock its own activity settles at: run, read the activity, ask the
+      // clock model, and run again from the same memory state at the new clock (secant steps)
+      // until the clock moves by less than the tolerance. A pinned clock needs one run.
+      arch::ClockEstimate clock = clock_for(gpu, kp, nullptr);
+      const std::uint32_t runs = gpu.clock.engine_pinned ? 1 : std::max<std::uint32_t>(1, options.max_clock_iterations);
+      double f_prev = 0, h_prev = 0;
+      KernelResult k;
+      for (std::uint32_t attempt = 0;; ++attempt) {
+        if (attempt + 1 < runs) snapshot = *memory;
+        KernelRun run(gpu, *memory, *pp, kp, clock.clock.value, options);
+        k = run.run(t);
+        k.power_w = clock.power.value;
+        k.power_limited = clock.power_limited;
+        k.clock_pinned = gpu.clock.engine_pinned.has_value();
+        set_activity(gpu, k);
+        result.events += run.events();
+        ++result.clock_iterations;
+        if (attempt + 1 >= runs) break;
+        const arch::ClockEstimate next = clock_for(gpu, kp, &k);
+        const double f = clock.clock.value, h = next.clock.value - f;
+        if (std::abs(h) <= options.clock_tolerance * f) break;
+        double f_next = next.clock.value;
+        if (attempt > 0 && h != h_prev) {
+          f_next = f - h * (f - f_prev) / (h - h_prev);
+          f_next = std::clamp(f_next, std::min(f, next.clock.value), std::max(f, next.clock.value));
+        }
+        f_prev = f;
+        h_prev = h;
+        clock = next;
+        clock.clock = arch::Hertz{f_next};
+        *memory = snapshot;
+      }
+      t = k.end;
+      result.total.add(k.counters);
+      result.kernels.push_back(std::move(k));
+    }
+  }
+  result.time = t;
+  result.hierarchy_state_bytes = memory ? memory->state_bytes() : 0;
+  return result;
+}
+
+}  // namespace attnsim::sim

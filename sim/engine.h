@@ -1,0 +1,79 @@
+// The timed simulation of whole kernels: workgroups dispatched to XCDs and CUs by occupancy, their
+// tile operations timed on the CUs' pipes and through the memory hierarchy, kernel boundaries
+// (launch gap, write-back of the L2s, drain of posted writes and atomics), each kernel at the
+// engine clock its own activity settles at under the power limit.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "arch/gpu_spec.h"
+#include "sim/counters.h"
+#include "sim/memory_path.h"
+#include "sim/occupancy.h"
+#include "sim/time.h"
+#include "workloads/kernel_program.h"
+
+namespace attnsim::sim {
+
+struct EngineOptions {
+  bool trace = false;                   // record every workgroup's span (for --trace)
+  std::uint32_t max_clock_iterations = 4;  // runs of the whole stream to settle each kernel's clock
+  double clock_tolerance = 0.005;       // relative clock change that ends the iteration
+};
+
+// One workgroup's time on a CU (trace).
+struct WorkgroupSpan {
+  std::uint32_t xcd = 0, cu = 0;  // cu: index within the XCD
+  std::uint64_t workgroup = 0;
+  Tick start = 0, end = 0;
+};
+
+// Busy time of the engine-side units over a kernel.
+struct UnitBusy {
+  Tick matrix = 0, vector = 0, lds = 0;  // summed over SIMDs (matrix, vector) or CUs (LDS)
+  LevelBusy memory;                      // summed over the channels of each level
+};
+
+struct KernelResult {
+  std::string name;
+  workloads::KernelKind kind = workloads::KernelKind::fwd;
+  Tick launch = 0, start = 0, end = 0;  // launch: when the previous kernel ended
+  std::uint64_t workgroups = 0, tile_ops = 0;
+  Occupancy occupancy;
+  double clock_hz = 0, power_w = 0;
+  bool power_limited = false, clock_pinned = false;
+  double matrix_activity = 0, hbm_activity = 0;  // what the clock model was given
+  std::vector<TrafficCounters> per_xcd;
+  TrafficCounters counters;  // sum of per_xcd
+  UnitBusy busy;
+  std::uint64_t mfma_instructions = 0, valu_instructions = 0, trans_instructions = 0;
+  double mfma_flops = 0;          // issued by the matrix instructions
+  std::uint64_t lds_bytes = 0;    // read and written, all waves
+  Tick resident_time = 0;         // summed over workgroups: dispatch to retirement
+  Tick last_dispatch = 0;         // when the last workgroup started
+  std::vector<WorkgroupSpan> spans;  // with EngineOptions::trace
+  double time_us() const { return static_cast<double>(end - launch) / 1e6; }
+};
+
+struct RunResult {
+  std::vector<KernelResult> kernels;  // in stream order
+  TrafficCounters total;
+  Tick time = 0;                      // end of the last kernel
+  std::uint64_t events = 0;           // events processed (last clock iteration)
+  std::uint32_t clock_iterations = 0;
+  std::uint64_t hierarchy_state_bytes = 0;
+};
+
+// Simulates the kernels of `passes` in stream order on one GPU (the forward pass before the
+// backward for `both`). The memory-side cache keeps its contents across kernels; the L2s are
+// written back and invalidated at every kernel end.
+// Contract: deterministic (a pure function of its inputs); throws arch::ConfigError when a kernel's
+// workgroup does not fit on a CU or the GPU's L2 line is not 128 B.
+RunResult simulate(const std::vector<const workloads::PassPrograms*>& passes, const arch::GpuSpec& gpu,
+                   const EngineOptions& options = {});
+
+}  // namespace attnsim::sim
