@@ -52,6 +52,8 @@ struct ClockSpec {
   // When set, the engine clock is pinned here instead of modelled (AMD's validation practice of
   // fixing the clock, e.g. `rocm-smi --setperfdeterminism 1900`). Set only by an override or config.
   std::optional<Hertz> engine_pinned;
+  // How often the power controller re-sets the engine clock from the activity it saw since.
+  Picoseconds control_interval;
 };
 
 // Workgroup dispatch to XCDs.
@@ -119,6 +121,7 @@ struct L2Spec : CacheSpec {
   BytesPerClock read_bandwidth;    // per channel, engine clock
   BytesPerClock write_bandwidth;   // per channel, engine clock
   Cycles latency;                  // added latency of an L2 hit beyond an L1 miss
+  std::uint32_t writeback_queue = 0;  // dirty lines per channel that may wait to be written back
   WritePolicy write_policy = WritePolicy::write_back;
 };
 

@@ -350,6 +350,9 @@ std::vector<ParamDecl> build_table() {
   t.push_back(quantity("clock.power.stream", ATTNSIM_FIELD(clock.power_stream), 0.0, 1e6,
                        "dynamic power of memory streaming at the HBM peak bandwidth and engine_max (scales with f^3)"));
 
+  t.push_back(quantity("clock.power.control_interval", ATTNSIM_FIELD(clock.control_interval), 100, 1e9 * 1e3,
+                       "how often the power controller re-sets the engine clock from the activity since the last time"));
+
   t.push_back(count("dispatch.xcds_per_partition", ATTNSIM_FIELD(dispatch.xcds_per_partition), 1, 64,
                     "XCDs one kernel launch spans (8 = MI300X SPX, 1 = CPX)"));
   t.push_back(choice("dispatch.order", ATTNSIM_FIELD(dispatch.order),
@@ -408,6 +411,8 @@ std::vector<ParamDecl> build_table() {
   t.push_back(quantity("l2.write_bandwidth", ATTNSIM_FIELD(l2.write_bandwidth), 1, 65536,
                        "write bytes per clock per L2 channel"));
   t.push_back(quantity("l2.latency", ATTNSIM_FIELD(l2.latency), 1, 100000, "added latency of an L2 hit over an L1 hit"));
+  t.push_back(count("l2.writeback_queue", ATTNSIM_FIELD(l2.writeback_queue), 1, 65536,
+                    "dirty lines per L2 channel that may wait to be written back before a request stalls"));
   t.push_back(choice("l2.write_policy", ATTNSIM_FIELD(l2.write_policy), "L2 write policy"));
 
   t.push_back(quantity("fabric.l2_link_bandwidth", ATTNSIM_FIELD(fabric.l2_link_bandwidth), 1, 65536,

@@ -48,7 +48,10 @@ json kernel_json(const arch::GpuSpec& gpu, const sim::KernelResult& k) {
                     {"vgprs_allocated", k.occupancy.vgprs_allocated},
                     {"limited_by", k.occupancy.limited_by}};
   j["clock"] = {{"engine_mhz", k.clock_hz / 1e6},
-                {"basis", k.clock_pinned ? "pinned" : (k.power_limited ? "modelled, power-limited" : "modelled, at the cap")},
+                {"min_mhz", k.clock_min_hz / 1e6},
+                {"max_mhz", k.clock_max_hz / 1e6},
+                {"updates", k.clock_updates},
+                {"basis", k.clock_pinned ? "pinned" : (k.power_limited ? "modelled, power-limited" : "modelled, below the power limit")},
                 {"power_w", k.power_w},
                 {"matrix_activity", k.matrix_activity},
                 {"hbm_activity", k.hbm_activity}};
@@ -129,7 +132,7 @@ json run_report(const RunInputs& in, const sim::RunResult& r) {
   j["counters"] = c.to_json();
   j["matrix_flops_issued"] = mfma_flops;
   j["simulation"] = {{"events", r.events},
-                     {"clock_iterations", r.clock_iterations},
+                     {"clock_updates", r.clock_updates},
                      {"hierarchy_state_bytes", r.hierarchy_state_bytes}};
   return j;
 }

@@ -15,7 +15,8 @@ PipeCosts::PipeCosts(const arch::GpuSpec& gpu, const arch::MatrixInstruction* m,
 }
 
 ComputeUnit::ComputeUnit(const arch::GpuSpec& gpu, double engine_hz)
-    : simds_(gpu.cu.simds),
+    : gpu_(&gpu),
+      simds_(gpu.cu.simds),
       matrix_free_(gpu.cu.simds, 0),
       vector_free_(gpu.cu.simds, 0),
       lds_(static_cast<double>(gpu.cu.lds_bandwidth.value) * engine_hz),
@@ -41,6 +42,11 @@ Tick ComputeUnit::compute(Tick now, const GroupWork& w, const PipeCosts& pc) {
   matrix_busy_ += matrix_work * w.simds;
   vector_busy_ += vector_work * w.simds;
   return std::max(done, lds(now, (c.lds_read + c.lds_write) * w.simds));
+}
+
+void ComputeUnit::set_clock(double engine_hz) {
+  lds_.set_rate(static_cast<double>(gpu_->cu.lds_bandwidth.value) * engine_hz);
+  l1_.set_rate(static_cast<double>(gpu_->l1.bandwidth.value) * engine_hz);
 }
 
 Tick ComputeUnit::issue_line(Tick now, std::uint32_t bytes) {

@@ -43,6 +43,8 @@ class ComputeUnit {
   // Matrix instructions go to each SIMD's matrix pipe; VALU and transcendental instructions (and
   // the non-co-issuable part of each MFMA) to its VALU; LDS bytes (per wave) to the CU's LDS.
   Tick compute(Tick now, const GroupWork& w, const PipeCosts& pc);
+  // A new engine clock for the engine-clocked servers (LDS, L1 issue).
+  void set_clock(double engine_hz);
   // LDS traffic of `bytes` starting at `now` (shared by the CU's SIMDs).
   Tick lds(Tick now, std::uint64_t bytes) { return bytes ? lds_.serve(now, bytes) : now; }
   // When the window of outstanding line requests next has room (<= now: it has room now).
@@ -58,6 +60,7 @@ class ComputeUnit {
   std::uint32_t resident = 0;  // workgroups on the CU now (set by the dispatcher)
 
  private:
+  const arch::GpuSpec* gpu_;
   std::uint32_t simds_;
   std::vector<Tick> matrix_free_, vector_free_;
   BandwidthServer lds_, l1_;

@@ -27,7 +27,7 @@ using workloads::WorkgroupCursor;
 namespace {
 
 constexpr Tick kUnknown = std::numeric_limits<Tick>::max();
-constexpr std::uint32_t kWake = 0, kFinish = 1;
+constexpr std::uint32_t kControl = 0, kFinish = 1;  // event kinds; 2 + lane wakes a lane
 
 // One in-order issue stream of a workgroup: lane 0 issues its loads, lane 1 its stores and atomics
 // (the compiler hoists the next tiles' loads above this tile's stores), lane 2 + g the compute
@@ -95,6 +95,7 @@ class KernelRun {
   KernelRun(const arch::GpuSpec& gpu, MemoryPath& memory, const PassPrograms& pp, const KernelProgram& kp,
             double clock_hz, const EngineOptions& options)
       : gpu_(gpu), memory_(memory), engine_(clock_hz), options_(options) {
+    (void)options_;
     shape_.pp = &pp;
     shape_.kp = &kp;
     const std::uint32_t simds = gpu.cu.simds;
@@ -155,17 +156,28 @@ class KernelRun {
     result_ = &r;
     last_end_ = r.start;
     drain_ = r.start;
+    active_ = 0;
+    control_start_ = r.start;
+    control_matrix_ = 0;
+    control_hbm_ = 0;
+    clock_time_ = 0;
+    r.clock_min_hz = r.clock_max_hz = engine_.hz();
     for (std::uint32_t x = 0; x < xcds_; ++x) dispatch(x, r.start);
+    if (!gpu_.clock.engine_pinned) queue_.schedule(r.start + gpu_.clock.control_interval.value, 2, 0, kControl);
     Event e;
     while (queue_.pop(e)) {
-      Resident& s = residents_[e.target];
-      if (e.kind == kFinish) {
+      if (e.kind == kControl) {
+        control(e.time);
+      } else if (e.kind == kFinish) {
         retire(e.target, e.time);
       } else {
-        step(e.target, s, e.kind - 2, e.time);
+        step(e.target, residents_[e.target], e.kind - 2, e.time);
       }
     }
     const Tick end = std::max(last_end_, drain_);
+    clock_time_ += engine_.hz() * static_cast<double>(end - control_start_);
+    r.clock_hz = end > r.start ? clock_time_ / static_cast<double>(end - r.start) : engine_.hz();
+    r.final_clock_hz = engine_.hz();
     r.end = memory_.end_kernel(end, per_xcd_);
     r.per_xcd = per_xcd_;
     for (const auto& c : per_xcd_) r.counters.add(c);
@@ -229,7 +241,38 @@ class KernelRun {
         wake(slot, l, now);
       }
       result_->last_dispatch = now;
+      ++active_;
     }
+  }
+
+  // The power controller: sets the engine clock for the next interval from the activity of the
+  // last one (matrix pipes' busy fraction, HBM traffic over its peak), as the clock model says.
+  void control(Tick now) {
+    const double span = static_cast<double>(now - control_start_);
+    Tick matrix = 0;
+    for (const ComputeUnit& cu : cus_) matrix += cu.matrix_busy();
+    std::uint64_t hbm = 0;
+    for (const auto& c : per_xcd_) hbm += c.hbm_read_bytes + c.hbm_write_bytes;
+    arch::Activity a;
+    const double simds = static_cast<double>(cus_.size()) * gpu_.cu.simds;
+    if (mfma_) a.matrix[static_cast<std::size_t>(mfma_->dtype)] = static_cast<double>(matrix - control_matrix_) / (simds * span);
+    a.stream = static_cast<double>(hbm - control_hbm_) / (span / 1e12) / gpu_.hbm.peak_bandwidth.value;
+    clock_time_ += engine_.hz() * span;
+    control_start_ = now;
+    control_matrix_ = matrix;
+    control_hbm_ = hbm;
+    set_clock(arch::sustained_clock(gpu_.clock, a).clock.value);
+    ++result_->clock_updates;
+    if (active_ > 0) queue_.schedule(now + gpu_.clock.control_interval.value, 2, 0, kControl);
+  }
+
+  void set_clock(double hz) {
+    engine_ = Clock(hz);
+    pipes_ = PipeCosts(gpu_, mfma_, engine_);
+    for (ComputeUnit& cu : cus_) cu.set_clock(hz);
+    memory_.set_engine_clock(hz);
+    result_->clock_min_hz = std::min(result_->clock_min_hz, hz);
+    result_->clock_max_hz = std::max(result_->clock_max_hz, hz);
   }
 
   void retire(std::uint32_t slot, Tick now) {
@@ -239,6 +282,7 @@ class KernelRun {
           WorkgroupSpan{s.xcd, s.cu % cus_per_xcd_, s.wg, s.start, now});
     }
     s.active = false;
+    --active_;
     result_->resident_time += now - s.start;
     --cus_[s.cu].resident;
     free_.push_back(slot);
@@ -522,6 +566,10 @@ class KernelRun {
   std::vector<std::uint64_t> next_of_xcd_;
   std::vector<TrafficCounters> per_xcd_;
   std::uint32_t xcds_ = 1, cus_per_xcd_ = 1, per_cu_ = 1;
+  std::uint64_t active_ = 0;  // resident workgroups
+  Tick control_start_ = 0, control_matrix_ = 0;
+  std::uint64_t control_hbm_ = 0;
+  double clock_time_ = 0;     // integral of the clock over time (Hz x ps)
   KernelResult* result_ = nullptr;
   Tick last_end_ = 0, drain_ = 0;
   std::uint64_t events_ = 0;
@@ -566,51 +614,36 @@ void set_activity(const arch::GpuSpec& gpu, KernelResult& k) {
 RunResult simulate(const std::vector<const PassPrograms*>& passes, const arch::GpuSpec& gpu,
                    const EngineOptions& options) {
   RunResult result;
-  std::optional<MemoryPath> memory;
-  MemoryPath snapshot(gpu, gpu.clock.engine_max.value);
+  MemoryPath memory(gpu, gpu.clock.engine_max.value);
   Tick t = 0;
+  double clock = 0;
   for (const PassPrograms* pp : passes) {
     for (const KernelProgram& kp : pp->kernels) {
-      if (!memory) memory.emplace(gpu, gpu.clock.engine_max.value);
-      // Each kernel runs at the clock its own activity settles at: run, read the activity, ask the
-      // clock model, and run again from the same memory state at the new clock (secant steps)
-      // until the clock moves by less than the tolerance. A pinned clock needs one run.
-      arch::ClockEstimate clock = clock_for(gpu, kp, nullptr);
-      const std::uint32_t runs = gpu.clock.engine_pinned ? 1 : std::max<std::uint32_t>(1, options.max_clock_iterations);
-      double f_prev = 0, h_prev = 0;
-      KernelResult k;
-      for (std::uint32_t attempt = 0;; ++attempt) {
-        if (attempt + 1 < runs) snapshot = *memory;
-        KernelRun run(gpu, *memory, *pp, kp, clock.clock.value, options);
-        k = run.run(t);
-        k.power_w = clock.power.value;
-        k.power_limited = clock.power_limited;
-        k.clock_pinned = gpu.clock.engine_pinned.has_value();
-        set_activity(gpu, k);
-        result.events += run.events();
-        ++result.clock_iterations;
-        if (attempt + 1 >= runs) break;
-        const arch::ClockEstimate next = clock_for(gpu, kp, &k);
-        const double f = clock.clock.value, h = next.clock.value - f;
-        if (std::abs(h) <= options.clock_tolerance * f) break;
-        double f_next = next.clock.value;
-        if (attempt > 0 && h != h_prev) {
-          f_next = f - h * (f - f_prev) / (h - h_prev);
-          f_next = std::clamp(f_next, std::min(f, next.clock.value), std::max(f, next.clock.value));
-        }
-        f_prev = f;
-        h_prev = h;
-        clock = next;
-        clock.clock = arch::Hertz{f_next};
-        *memory = snapshot;
-      }
+      // The first kernel starts at the clock of its class of work; later ones at the clock the
+      // previous kernel left (the controller does not reset between kernels).
+      if (clock == 0 || gpu.clock.engine_pinned) clock = clock_for(gpu, kp, nullptr).clock.value;
+      KernelRun run(gpu, memory, *pp, kp, clock, options);
+      KernelResult k = run.run(t);
+      k.clock_pinned = gpu.clock.engine_pinned.has_value();
+      set_activity(gpu, k);
+      const arch::ClockEstimate at_mean = clock_for(gpu, kp, &k);
+      k.power_limited = !k.clock_pinned && at_mean.power_limited;
+      k.power_w = arch::sustained_clock(gpu.clock, [&] {
+                    arch::Activity a;
+                    if (const auto* m = instruction_of(gpu, kp)) a.matrix[static_cast<std::size_t>(m->dtype)] = k.matrix_activity;
+                    a.stream = k.hbm_activity;
+                    return a;
+                  }()).power.value;
+      clock = k.final_clock_hz;
+      result.events += run.events();
+      result.clock_updates += k.clock_updates;
       t = k.end;
       result.total.add(k.counters);
       result.kernels.push_back(std::move(k));
     }
   }
   result.time = t;
-  result.hierarchy_state_bytes = memory ? memory->state_bytes() : 0;
+  result.hierarchy_state_bytes = memory.state_bytes();
   return result;
 }
 

@@ -1,7 +1,7 @@
 // The timed simulation of whole kernels: workgroups dispatched to XCDs and CUs by occupancy, their
 // tile operations timed on the CUs' pipes and through the memory hierarchy, kernel boundaries
-// (launch gap, write-back of the L2s, drain of posted writes and atomics), each kernel at the
-// engine clock its own activity settles at under the power limit.
+// (launch gap, write-back of the L2s, drain of posted writes and atomics), and the engine clock
+// set by a power controller from the activity of each control interval (clock.power).
 #pragma once
 
 #include <cstdint>
@@ -20,9 +20,7 @@
 namespace attnsim::sim {
 
 struct EngineOptions {
-  bool trace = false;                   // record every workgroup's span (for --trace)
-  std::uint32_t max_clock_iterations = 4;  // runs of the whole stream to settle each kernel's clock
-  double clock_tolerance = 0.005;       // relative clock change that ends the iteration
+  bool trace = false;  // record every workgroup's span (for --trace)
 };
 
 // One workgroup's time on a CU (trace).
@@ -44,7 +42,10 @@ struct KernelResult {
   Tick launch = 0, start = 0, end = 0;  // launch: when the previous kernel ended
   std::uint64_t workgroups = 0, tile_ops = 0;
   Occupancy occupancy;
-  double clock_hz = 0, power_w = 0;
+  double clock_hz = 0;            // time-averaged engine clock over the kernel
+  double clock_min_hz = 0, clock_max_hz = 0, final_clock_hz = 0;
+  std::uint32_t clock_updates = 0;  // power-controller intervals
+  double power_w = 0;             // the clock model's board power at the kernel's mean activity
   bool power_limited = false, clock_pinned = false;
   double matrix_activity = 0, hbm_activity = 0;  // what the clock model was given
   std::vector<TrafficCounters> per_xcd;
@@ -63,8 +64,8 @@ struct RunResult {
   std::vector<KernelResult> kernels;  // in stream order
   TrafficCounters total;
   Tick time = 0;                      // end of the last kernel
-  std::uint64_t events = 0;           // events processed (last clock iteration)
-  std::uint32_t clock_iterations = 0;
+  std::uint64_t events = 0;           // events scheduled
+  std::uint64_t clock_updates = 0;    // power-controller intervals, all kernels
   std::uint64_t hierarchy_state_bytes = 0;
 };
 

@@ -25,6 +25,8 @@ MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz)
   }
   const std::uint32_t channels = instances * gpu.l2.channels;
   l2_read_.resize(channels);
+  writeback_queue_.assign(static_cast<std::size_t>(channels) * gpu.l2.writeback_queue, 0);
+  writeback_next_.assign(channels, 0);
   l2_write_.resize(channels);
   link_.resize(channels);
   set_engine_clock(engine_hz);
@@ -90,9 +92,9 @@ Tick MemoryPath::read(std::uint32_t xcd, std::uint64_t line_address, std::uint32
                                             victim = v;
                                           });
   ++c.tcc_req;
-  // The request retires only once its dirty victim has been written back (a full write-back queue
-  // holds the L2 channel): this is what throttles a stream to the slowest level.
-  if (dirty_victim) at = std::max(at, write_back(inst, victim, at, c));
+  // A dirty victim goes to the channel's write-back queue; the request waits only while the queue
+  // is full (this is what throttles a stream to the slowest level).
+  if (dirty_victim) at = evict(ch, inst, victim, at, c);
   if (r.hits == 1) {
     ++c.tcc_hit;
     if (served) *served = ServedBy::l2;
@@ -128,7 +130,7 @@ Tick MemoryPath::write(std::uint32_t xcd, std::uint64_t line_address, std::uint3
   const Tick accepted = l2_write_[ch].serve(t + l1_latency_, hi - lo);
   Tick done = accepted;
   const ProbeResult r = l2_[inst].access(line_address, line_, true, [](std::uint64_t, std::uint64_t) {},
-                                          [&](std::uint64_t v) { done = std::max(done, write_back(inst, v, accepted, c)); });
+                                          [&](std::uint64_t v) { done = std::max(done, evict(ch, inst, v, accepted, c)); });
   ++c.tcc_req;
   c.tcc_hit += r.hits;
   c.tcc_miss += r.misses;
@@ -171,6 +173,17 @@ Tick MemoryPath::atomic(std::uint32_t xcd, std::uint64_t line_address, std::uint
     done = std::max(done, hbm.serve(sent, 64) + latency);
   }
   return done;
+}
+
+Tick MemoryPath::evict(std::uint32_t ch, std::uint32_t inst, std::uint64_t line_address, Tick t, TrafficCounters& c) {
+  const std::size_t depth = gpu_->l2.writeback_queue;
+  Tick& slot = writeback_queue_[ch * depth + writeback_next_[ch]];
+  if (++writeback_next_[ch] == depth) writeback_next_[ch] = 0;
+  const Tick start = std::max(t, slot);  // the oldest write-back in the queue must have left
+  // The write-back joins the links' and channels' queues now (their order is the order requests
+  // are presented in); the request itself waits for its queue slot.
+  slot = write_back(inst, line_address, t, c);
+  return start;
 }
 
 Tick MemoryPath::write_back(std::uint32_t inst, std::uint64_t line_address, Tick t, TrafficCounters& c) {

@@ -95,6 +95,9 @@ class MemoryPath {
   std::uint32_t mall_channel(std::uint64_t address) const;
   std::uint32_t hbm_channel(std::uint64_t address) const;
   Tick write_back(std::uint32_t inst, std::uint64_t line_address, Tick t, TrafficCounters& c);
+  // A dirty line leaves L2 channel `ch` at `t`: it takes a slot of the channel's write-back queue
+  // (waiting while every slot's write-back is still in flight). Returns when it has a slot.
+  Tick evict(std::uint32_t ch, std::uint32_t inst, std::uint64_t line_address, Tick t, TrafficCounters& c);
   // A request of `size` bytes at `address` beyond the L2: MALL then HBM. Returns the arrival of the
   // data back at the L2 (latency included) and whether the MALL served all of it.
   Tick memory_read(std::uint64_t address, std::uint32_t size, Tick t, TrafficCounters& c, bool& mall_hit);
@@ -104,6 +107,8 @@ class MemoryPath {
   Tick l1_latency_ = 0, l2_latency_ = 0, mall_latency_, hbm_latency_;
   std::vector<SetAssocCache> l2_;
   std::optional<SetAssocCache> mall_;
+  std::vector<Tick> writeback_queue_;             // per L2 channel: completion of each queue slot's write-back
+  std::vector<std::uint32_t> writeback_next_;      // per L2 channel: the oldest slot
   std::vector<BandwidthServer> l2_read_, l2_write_, link_, mall_ch_, hbm_ch_;  // l2_*, link_: instance x channel
 };
 

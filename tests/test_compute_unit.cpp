@@ -1,0 +1,75 @@
+// One CU's pipes at the tile-operation level: matrix work per SIMD, VALU co-issue beside MFMAs,
+// the LDS, and the window of outstanding line requests (hand-computed cases, MI300X at 1 GHz).
+#include <doctest/doctest.h>
+
+#include "sim/compute_unit.h"
+#include "workload_fixture.h"
+
+using namespace attnsim;
+using namespace attnsim::sim;
+
+namespace {
+const arch::MatrixInstruction& mfma32(const arch::GpuSpec& gpu) {
+  for (const auto& m : gpu.cu.matrix_instructions) {
+    if (m.name == "v_mfma_f32_32x32x8_bf16") return m;
+  }
+  throw std::runtime_error("no 32x32x8 bf16 MFMA");
+}
+}  // namespace
+
+TEST_CASE("matrix work: 32 cycles per 32x32x8 MFMA on every SIMD the group spans and groups queue") {
+  const auto& gpu = test::gpu("mi300x");
+  const Clock ghz(1e9);  // 1 cycle = 1 ns
+  const PipeCosts pc(gpu, &mfma32(gpu), ghz);
+  CHECK(pc.mfma == 32'000);
+  CHECK(pc.mfma_block == 4'000);  // 32 - 28 co-issue cycles
+  ComputeUnit cu(gpu, 1e9);
+  workloads::OpCost four;
+  four.mfma = 4;
+  GroupWork w{0, 4, &four, false};
+  CHECK(cu.compute(0, w, pc) == 128'000);
+  CHECK(cu.compute(0, w, pc) == 256'000);  // a second wave group on the same SIMDs waits
+  CHECK(cu.matrix_busy() == 2 * 4 * 128'000);
+}
+
+TEST_CASE("VALU work of another wave overlaps MFMAs except for their blocked cycles") {
+  const auto& gpu = test::gpu("mi300x");
+  const PipeCosts pc(gpu, &mfma32(gpu), Clock(1e9));
+  ComputeUnit cu(gpu, 1e9);
+  workloads::OpCost matrix, vector;
+  matrix.mfma = 4;
+  vector.valu = 10;  // 10 x 4 cycles (wave64 on 16 lanes)
+  vector.trans = 1;  // 16 cycles (quarter rate)
+  CHECK(cu.compute(0, GroupWork{0, 1, &matrix, false}, pc) == 128'000);
+  // The MFMAs hold the VALU for 4 x 4 cycles; then 40 + 16 cycles of vector work.
+  CHECK(cu.compute(0, GroupWork{0, 1, &vector, false}, pc) == 16'000 + 56'000);
+  // On another SIMD nothing waits.
+  CHECK(cu.compute(0, GroupWork{1, 1, &vector, false}, pc) == 56'000);
+  // Masking adds its VALU instructions.
+  vector.mask_valu = 5;
+  CHECK(cu.compute(0, GroupWork{2, 1, &vector, true}, pc) == 56'000 + 20'000);
+}
+
+TEST_CASE("LDS bytes of an op are served at 128 B per clock per CU") {
+  const auto& gpu = test::gpu("mi300x");
+  const PipeCosts pc(gpu, &mfma32(gpu), Clock(1e9));
+  ComputeUnit cu(gpu, 1e9);
+  workloads::OpCost reads;
+  reads.lds_read = 1024;  // per wave; 4 waves: 4096 B = 32 cycles
+  CHECK(cu.compute(0, GroupWork{0, 4, &reads, false}, pc) == 32'000);
+  CHECK(cu.lds_busy() == 32'000);
+}
+
+TEST_CASE("the window of outstanding line requests frees in issue order") {
+  const auto& gpu = test::gpu("mi300x");
+  ComputeUnit cu(gpu, 1e9);
+  const std::uint32_t window = gpu.cu.memory_inflight_lines;
+  for (std::uint32_t i = 0; i < window; ++i) {
+    CHECK(cu.window_free() <= 0);
+    cu.issue_line(0, 128);
+    cu.complete_line(1'000'000 + i);
+  }
+  CHECK(cu.window_free() == 1'000'000);  // the first request's completion
+  // The L1 issue path serves 128 B per clock: the 65th line issues at 64 cycles.
+  CHECK(cu.issue_line(0, 128) == 65'000);
+}

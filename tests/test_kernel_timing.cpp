@@ -1,0 +1,127 @@
+// Whole kernels on the timed engine: dispatch, wave quantisation, clocks, kernel boundaries,
+// instruction counts against the closed form, determinism.
+#include <doctest/doctest.h>
+
+#include "arch/arch_locator.h"
+#include "arch/spec_loader.h"
+#include "sim/engine.h"
+#include "workloads/analytic.h"
+#include "workload_fixture.h"
+
+using namespace attnsim;
+using namespace attnsim::workloads;
+
+namespace {
+arch::GpuSpec mi300x(std::vector<std::string> sets = {}) {
+  return arch::load_arch_file(arch::resolve_arch("mi300x"), sets).spec;
+}
+
+Problem heads(std::uint32_t h, std::uint64_t n) {
+  Problem p;
+  p.heads_q = p.heads_kv = h;
+  p.seqlen_q = p.seqlen_k = n;
+  return p;
+}
+
+sim::RunResult run(const PassPrograms& pp, const arch::GpuSpec& gpu, bool trace = false) {
+  sim::EngineOptions o;
+  o.trace = trace;
+  return sim::simulate({&pp}, gpu, o);
+}
+}  // namespace
+
+TEST_CASE("wave quantisation: one workgroup more than the CUs takes a second round") {
+  // aiter-v3 forward: one 256-row workgroup per head at N = 256, one workgroup per CU (64 KiB LDS).
+  const auto gpu = mi300x({"clock.engine=1.5GHz"});
+  const auto full = run(test::build(heads(304, 256), "aiter-v3", Direction::fwd), gpu);
+  const auto over = run(test::build(heads(305, 256), "aiter-v3", Direction::fwd), gpu);
+  REQUIRE(full.kernels.size() == 1);
+  CHECK(full.kernels[0].occupancy.workgroups_per_cu == 1);
+  const double ratio = static_cast<double>(over.kernels[0].end - over.kernels[0].start) /
+                       static_cast<double>(full.kernels[0].end - full.kernels[0].start);
+  CHECK(ratio > 1.8);
+  CHECK(ratio < 2.2);
+}
+
+TEST_CASE("a pinned clock: compute-bound time scales with the clock and the controller stays off") {
+  const auto pp = test::build(heads(8, 2048), "aiter-v3", Direction::fwd);
+  const auto slow = run(pp, mi300x({"clock.engine=1GHz"}));
+  const auto fast = run(pp, mi300x({"clock.engine=2GHz"}));
+  CHECK(slow.kernels[0].clock_hz == doctest::Approx(1e9));
+  CHECK(slow.kernels[0].clock_updates == 0);
+  CHECK(slow.kernels[0].clock_pinned);
+  const double ratio = static_cast<double>(slow.kernels[0].end - slow.kernels[0].start) /
+                       static_cast<double>(fast.kernels[0].end - fast.kernels[0].start);
+  CHECK(ratio > 1.8);  // memory latencies in ns do not scale
+  CHECK(ratio <= 2.0);
+}
+
+TEST_CASE("the modelled clock of matrix-heavy work lies between the full-load clock and the maximum") {
+  const auto pp = test::build(heads(64, 2048), "aiter-v3", Direction::fwd);
+  const auto r = run(pp, mi300x());
+  const auto& k = r.kernels[0];
+  CHECK(k.clock_updates > 0);
+  CHECK_FALSE(k.clock_pinned);
+  // BLOG-MAF2: a bf16 GEMM (matrix pipes full) settles at 1207 MHz; less matrix activity, higher clock.
+  CHECK(k.clock_hz > 1.20e9);
+  CHECK(k.clock_hz <= 2.1e9);
+  CHECK(k.matrix_activity > 0.2);
+  CHECK(k.matrix_activity < 1.0);
+}
+
+TEST_CASE("issued instructions equal the closed-form counts for every kernel of a pass") {
+  for (const char* kernel : {"aiter-v3", "ck", "triton-amd"}) {
+    for (const Direction d : {Direction::fwd, Direction::bwd}) {
+      Problem p = heads(4, 512);
+      p.heads_kv = 2;
+      p.causal = true;
+      const auto pp = test::build(p, kernel, d);
+      const auto r = run(pp, mi300x({"clock.engine=1.5GHz"}));
+      double mfma = 0;
+      for (const auto& k : r.kernels) mfma += static_cast<double>(k.mfma_instructions);
+      CAPTURE(kernel);
+      CHECK(mfma == doctest::Approx(analytic_counts(pp).mfma_instructions));
+    }
+  }
+}
+
+TEST_CASE("kernel boundaries: each kernel launches when the previous ends plus the launch gap") {
+  const auto gpu = mi300x();
+  const auto r = run(test::build(heads(4, 1024), "aiter-v3", Direction::bwd), gpu);
+  REQUIRE(r.kernels.size() >= 3);
+  CHECK(r.kernels[0].launch == 0);
+  for (std::size_t i = 0; i < r.kernels.size(); ++i) {
+    CAPTURE(r.kernels[i].name);
+    if (i > 0) CHECK(r.kernels[i].launch == r.kernels[i - 1].end);
+    CHECK(r.kernels[i].start - r.kernels[i].launch == gpu.dispatch.launch_overhead.value);
+    CHECK(r.kernels[i].end > r.kernels[i].start);
+  }
+  CHECK(r.time == r.kernels.back().end);
+}
+
+TEST_CASE("workgroups go round-robin to the XCDs and every one is traced once") {
+  const auto pp = test::build(heads(20, 256), "aiter-v3", Direction::fwd);
+  const auto r = run(pp, mi300x({"clock.engine=1.5GHz"}), true);
+  const auto& k = r.kernels[0];
+  REQUIRE(k.spans.size() == 20);
+  std::vector<int> seen(20, 0);
+  for (const auto& s : k.spans) {
+    CHECK(s.xcd == s.workgroup % 8);
+    CHECK(s.start >= k.start);
+    CHECK(s.end <= k.end);
+    ++seen[s.workgroup];
+  }
+  CHECK(std::count(seen.begin(), seen.end(), 1) == 20);
+}
+
+TEST_CASE("the timed run is deterministic") {
+  Problem p = heads(8, 1024);
+  p.heads_kv = 2;
+  p.causal = true;
+  const auto pp = test::build(p, "ck", Direction::bwd);
+  const auto a = run(pp, mi300x());
+  const auto b = run(pp, mi300x());
+  CHECK(a.time == b.time);
+  CHECK(a.total.to_json() == b.total.to_json());
+  CHECK(a.events == b.events);
+}
