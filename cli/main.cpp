@@ -9,6 +9,7 @@
 #include "cli/micro_command.h"
 #include "cli/run_command.h"
 #include "cli/traffic_command.h"
+#include "cli/validate_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -19,6 +20,7 @@ int main(int argc, char** argv) {
   app.footer(
       "Examples:\n"
       "  attnsim run                                               simulate aiter-v3 fwd+bwd on MI300X (B=1 Hq=64 Hkv=8 N=8192 causal)\n"
+      "  attnsim validate validation/measurements/mi300x_aiter_v3.csv   predicted vs measured\n"
       "  attnsim arch show --arch mi300x                           MI300X spec, peaks and clocks under load\n"
       "  attnsim arch show --arch mi300x --set hbm.peak_bandwidth=8TB/s --json\n"
       "  attnsim arch params                                       every config key and its form\n"
@@ -27,7 +29,8 @@ int main(int argc, char** argv) {
       "  attnsim micro --pattern stream-read --level hbm           simulated HBM streaming bandwidth\n"
       "  attnsim traffic --kernel ck --direction bwd               FETCH_SIZE, WRITE_SIZE, L2 hits, HBM bytes\n"
       "\n"
-      "Exit codes: 0 success, 2 invalid input (config, override or flag), 3 check failed, 1 internal error.");
+      "Exit codes: 0 success, 2 invalid input (config, override, flag or file), 3 check failed or validate over\n"
+      "its bound, 1 internal error.");
 
   int exit_code = 0;
   attnsim::cli::add_arch_command(app, exit_code);
@@ -35,6 +38,7 @@ int main(int argc, char** argv) {
   attnsim::cli::add_micro_command(app);
   attnsim::cli::add_traffic_command(app);
   attnsim::cli::add_run_command(app);
+  attnsim::cli::add_validate_command(app, exit_code);
 
   try {
     app.parse(argc, argv);

@@ -96,7 +96,7 @@ TEST_CASE("bad input exits with code 2 and a message naming the problem") {
 }
 
 TEST_CASE("every command's --help explains itself with an example") {
-  for (const std::string cmd : {"", "arch", "arch show", "arch params", "arch list", "arch lint", "check", "micro", "traffic"}) {
+  for (const std::string cmd : {"", "arch", "arch show", "arch params", "arch list", "arch lint", "check", "micro", "traffic", "run", "validate"}) {
     CAPTURE(cmd);
     const Run r = run_attnsim(cmd + " --help");
     CHECK(r.exit_code == 0);

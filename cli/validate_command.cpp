@@ -1,0 +1,113 @@
+#include "cli/validate_command.h"
+
+#include <cmath>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "arch/arch_locator.h"
+#include "arch/clock_model.h"
+#include "arch/spec_loader.h"
+#include "cli/text_table.h"
+#include "report/measurements.h"
+#include "workloads/schedule.h"
+
+namespace attnsim::cli {
+namespace {
+
+constexpr int kExitOverBound = 3;
+
+struct ValidateState {
+  std::vector<std::string> files;
+  std::vector<std::string> sets;
+  double max_mape = 0;
+  bool json = false;
+};
+
+// The clock of the case's class of work, as measured: the clock model's full-load clock for the
+// kernel's matrix data type, which is calibrated to the measured GEMM clock (BLOG-MAF2 on MI300X).
+std::string class_clock(const report::MeasuredCase& c, const std::vector<std::string>& sets) {
+  const auto gpu = arch::load_arch_file(arch::resolve_arch(c.point.arch), sets).spec;
+  const double hz = arch::sustained_clock(gpu.clock, arch::matrix_load(c.point.problem.dtype)).clock.value;
+  return std::to_string(static_cast<long long>(std::llround(hz / 1e6))) + "MHz";
+}
+
+void run_validate(const ValidateState& st, int& exit_code) {
+  std::vector<report::MeasuredCase> cases;
+  for (const auto& f : st.files) {
+    auto more = report::read_measurements(f);
+    cases.insert(cases.end(), more.begin(), more.end());
+  }
+  // Each distinct point is simulated once per clock mode, whatever the number of metrics measured on it.
+  std::map<std::string, nlohmann::json> cache;
+  const auto simulate = [&](report::PointSpec spec) {
+    std::string key = spec.arch + "|" + spec.kernel + "|" + spec.direction + "|" + spec.problem.describe();
+    for (const auto& s : spec.sets) key += "|" + s;
+    auto it = cache.find(key);
+    if (it == cache.end()) it = cache.emplace(key, report::simulate_point(spec)).first;
+    return it->second;
+  };
+  nlohmann::json j;
+  j["cases"] = nlohmann::json::array();
+  double sum_modelled = 0, sum_pinned = 0;
+  TextTable t;
+  t.add({"case", "kernel", "metric", "measured", "modelled clock", "error", "pinned clock", "error"});
+  for (const auto& c : cases) {
+    report::PointSpec modelled = c.point;
+    modelled.sets = st.sets;
+    const nlohmann::json rm = simulate(modelled);
+    report::PointSpec pinned = modelled;
+    const std::string clock = class_clock(c, st.sets);
+    pinned.sets.push_back("clock.engine=" + clock);
+    const nlohmann::json rp = simulate(pinned);
+    const double pm = report::predicted(rm, c.metric), pp = report::predicted(rp, c.metric);
+    const double em = (pm - c.measured) / c.measured, ep = (pp - c.measured) / c.measured;
+    sum_modelled += std::abs(em);
+    sum_pinned += std::abs(ep);
+    j["cases"].push_back({{"file", c.file},
+                          {"line", c.line},
+                          {"case", c.label()},
+                          {"arch", c.point.arch},
+                          {"kernel", c.point.kernel},
+                          {"metric", c.metric},
+                          {"measured", c.measured},
+                          {"modelled", {{"predicted", pm}, {"error", em}, {"clock_mhz", rm["kernels"][0]["clock"]["engine_mhz"]}}},
+                          {"pinned", {{"predicted", pp}, {"error", ep}, {"clock", clock}}}});
+    const auto pct = [](double e) { return (e >= 0 ? "+" : "") + fixed(100 * e, 1) + " %"; };
+    t.add({c.label(), c.point.kernel, c.metric, fixed(c.measured, 2), fixed(pm, 2), pct(em), fixed(pp, 2) + " @" + clock, pct(ep)});
+  }
+  const double n = static_cast<double>(std::max<std::size_t>(cases.size(), 1));
+  j["summary"] = {{"cases", cases.size()}, {"mape_modelled_clock", sum_modelled / n}, {"mape_pinned_clock", sum_pinned / n}};
+  const bool over = st.max_mape > 0 && 100 * sum_modelled / n > st.max_mape;
+  j["summary"]["within_bound"] = !over;
+  if (over) exit_code = kExitOverBound;
+  if (st.json) {
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::cout << t.render();
+  std::cout << "  " << cases.size() << " measured values; mean absolute error " << fixed(100 * sum_modelled / n, 1)
+            << " % with the modelled clock, " << fixed(100 * sum_pinned / n, 1)
+            << " % with the clock pinned to the measured clock of the class of work\n";
+  if (over) std::cout << "  over the bound --max-mape " << fixed(st.max_mape, 1) << " %\n";
+}
+
+}  // namespace
+
+void add_validate_command(CLI::App& app, int& exit_code) {
+  auto st = std::make_shared<ValidateState>();
+  CLI::App* c = app.add_subcommand("validate", "Simulate every measured case of measurements CSVs and report the errors");
+  c->add_option("files", st->files, "measurements CSV files (format: docs/validation.md)")->required()->check(CLI::ExistingFile);
+  c->add_option("--set", st->sets, "override a config value for every case: key=value (repeatable)");
+  c->add_option("--max-mape", st->max_mape, "exit 3 when the mean absolute error (modelled clock) exceeds this percentage");
+  c->add_flag("--json", st->json, "print JSON: every case with both errors, and the summary");
+  c->footer(
+      "Each case runs twice: at the modelled clock, and with the clock pinned to the measured clock of its\n"
+      "class of work (the full-load matrix clock, e.g. 1207 MHz for bf16 on MI300X).\n"
+      "Examples:\n"
+      "  attnsim validate validation/measurements/mi300x_aiter_v3.csv\n"
+      "  attnsim validate validation/measurements/*.csv --json");
+  c->callback([st, &exit_code] { run_validate(*st, exit_code); });
+}
+
+}  // namespace attnsim::cli

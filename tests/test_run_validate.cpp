@@ -1,0 +1,134 @@
+// `attnsim run` and `attnsim validate` end to end: the documented JSON keys, the trace, the
+// measurements reader's errors, and validate agreeing with run.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "arch/config_error.h"
+#include "report/measurements.h"
+
+namespace {
+
+struct Run {
+  int exit_code = -1;
+  std::string out;
+};
+
+Run run_cli(const std::string& args) {
+  const std::string cmd = std::string(ATTNSIM_BINARY) + " " + args + " 2>&1";
+  Run r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  std::size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string temp_file(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+const char* kHeader =
+    "arch,gpu,kernel,preset,direction,batch,heads_q,heads_kv,seqlen_q,seqlen_k,head_dim,dtype,causal,metric,measured,unit,"
+    "source\n";
+const char* kSmall = "--batch 1 --heads 8:2 --seqlen 512 --causal --kernel ck";
+
+}  // namespace
+
+TEST_CASE("run --json has the documented keys and consistent totals") {
+  const Run r = run_cli(std::string("run --json --direction both ") + kSmall);
+  REQUIRE(r.exit_code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"time_us", "tflops", "kernels", "traffic", "counters"}) CHECK(j.contains(key));
+  for (const char* key : {"l2_fabric_read_bytes", "l2_fabric_write_bytes", "hbm_read_bytes", "hbm_write_bytes", "l2_hit_rate"}) {
+    CHECK(j["traffic"].contains(key));
+  }
+  double kernels_us = 0;
+  for (const auto& k : j["kernels"]) {
+    CHECK(k.contains("name"));
+    kernels_us += k["time_us"].get<double>();
+  }
+  CHECK(kernels_us == doctest::Approx(j["time_us"].get<double>()).epsilon(1e-9));
+  CHECK(j["kernels"][0]["name"] == "fwd");
+  // TFLOP/s in the FA convention: 4 B Hq N^2 d halved for causal, x 3.5 for forward and backward.
+  const double flops = 3.5 * 4.0 * 8 * 512.0 * 512.0 * 128 / 2;
+  CHECK(j["tflops"].get<double>() == doctest::Approx(flops / (j["time_us"].get<double>() * 1e-6) / 1e12));
+  CHECK(j["traffic"]["l2_fabric_write_bytes"] == j["counters"]["WRITE_SIZE_bytes"]);
+}
+
+TEST_CASE("run --trace writes a Chrome trace with a span per workgroup and bandwidth counters") {
+  const auto path = (std::filesystem::temp_directory_path() / "attnsim_trace_test.json").string();
+  const Run r = run_cli("run --json --direction fwd --trace " + path + " " + kSmall);
+  REQUIRE(r.exit_code == 0);
+  const auto report = nlohmann::json::parse(r.out);
+  std::ifstream in(path);
+  const auto trace = nlohmann::json::parse(in);
+  std::size_t spans = 0, counters = 0;
+  for (const auto& e : trace["traceEvents"]) {
+    if (e.value("cat", "") == "workgroup") ++spans;
+    if (e["ph"] == "C") ++counters;
+  }
+  CHECK(spans == report["kernels"][0]["workgroups"].get<std::size_t>());
+  CHECK(counters >= 2);
+  CHECK(run_cli("run --direction fwd --trace /nonexistent/dir/t.json " + std::string(kSmall)).exit_code == 2);
+}
+
+TEST_CASE("validate reproduces run: a case measured at the simulator's own figure has no error") {
+  const Run r = run_cli(std::string("run --json --direction fwd --no-causal --batch 1 --heads 8:2 --seqlen 512 --kernel ck"));
+  REQUIRE(r.exit_code == 0);
+  const double tflops = nlohmann::json::parse(r.out)["tflops"].get<double>();
+  const std::string csv = temp_file("attnsim_validate_self.csv",
+                                    std::string(kHeader) + "mi300x,MI300X,ck fwd,ck,fwd,1,8,2,512,512,128,bf16,0,tflops," +
+                                        std::to_string(tflops) + ",TFLOP/s,this test\n");
+  const Run v = run_cli("validate --json " + csv);
+  REQUIRE(v.exit_code == 0);
+  const auto j = nlohmann::json::parse(v.out);
+  REQUIRE(j["cases"].size() == 1);
+  CHECK(std::abs(j["cases"][0]["modelled"]["error"].get<double>()) < 1e-5);
+  CHECK(j["cases"][0]["pinned"]["clock"] == "1207MHz");  // BLOG-MAF2's bf16 clock, through the clock model
+  // A bound the case cannot meet makes the command fail with exit code 3.
+  const std::string off = temp_file("attnsim_validate_off.csv",
+                                    std::string(kHeader) + "mi300x,MI300X,ck fwd,ck,fwd,1,8,2,512,512,128,bf16,0,tflops," +
+                                        std::to_string(2 * tflops) + ",TFLOP/s,this test\n");
+  CHECK(run_cli("validate --max-mape 10 " + off).exit_code == 3);
+}
+
+TEST_CASE("the shipped measurements parse into the cases they describe") {
+  const auto cases = attnsim::report::read_measurements(std::string(ATTNSIM_SOURCE_DIR) +
+                                                        "/validation/measurements/mi300x_aiter_v3.csv");
+  REQUIRE(cases.size() == 12);  // ROCm/aiter PR #1270: 4 + 4 non-causal, 2 + 2 causal
+  CHECK(cases[0].point.kernel == "aiter-v3");
+  CHECK(cases[0].point.problem.batch == 8);
+  CHECK(cases[0].point.problem.heads_q == 32);
+  CHECK(cases[0].point.problem.heads_kv == 8);
+  CHECK(cases[0].measured == doctest::Approx(459.43));
+  CHECK(cases[8].point.problem.causal);
+}
+
+TEST_CASE("bad measurements name the file and line and column") {
+  const auto bad = [](const std::string& row) {
+    const std::string path = temp_file("attnsim_bad.csv", std::string(kHeader) + row + "\n");
+    try {
+      attnsim::report::read_measurements(path);
+    } catch (const attnsim::arch::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  CHECK(bad("mi300x,g,k,ck,fwd,1,8,2,512,512,128,bf16,0,tflops,fast,TFLOP/s,s").find("attnsim_bad.csv:2:15") != std::string::npos);
+  CHECK(bad("mi300x,g,k,ck,fwd,1,8,2,512,512,128,bf16,0,watts,1,W,s").find("unknown metric") != std::string::npos);
+  CHECK(bad("mi300x,g,k,ck,sideways,1,8,2,512,512,128,bf16,0,tflops,1,x,s").find("fwd, bwd or both") != std::string::npos);
+  CHECK(bad("mi300x,g,k,ck,fwd,0,8,2,512,512,128,bf16,0,tflops,1,x,s").find("batch") != std::string::npos);
+  CHECK(run_cli("validate /nonexistent.csv").exit_code == 2);
+}
