@@ -9,6 +9,7 @@
 #include <string>
 
 #include "arch/arch_locator.h"
+#include "bench/peak_rss.h"
 #include "arch/spec_loader.h"
 #include "workloads/kernel_program.h"
 #include "workloads/presets.h"
@@ -16,15 +17,6 @@
 using namespace attnsim;
 using namespace attnsim::workloads;
 
-namespace {
-long peak_rss_kib() {
-  std::ifstream in("/proc/self/status");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
-  }
-  return -1;
-}
-}  // namespace
 
 int main(int argc, char** argv) {
   std::string kernel = "aiter-v3";
@@ -64,6 +56,6 @@ int main(int argc, char** argv) {
   std::printf("workgroups: %llu\ntile ops: %llu (memory ops %llu)\ntime: %.3f s\nrate: %.1f million tile ops/s\n",
               static_cast<unsigned long long>(workgroups), static_cast<unsigned long long>(ops),
               static_cast<unsigned long long>(memory_ops), seconds, ops / seconds / 1e6);
-  std::printf("peak RSS: %.1f MiB\n", peak_rss_kib() / 1024.0);
+  std::printf("peak RSS: %.1f MiB\n", bench::peak_rss_kib() / 1024.0);
   return 0;
 }
