@@ -507,7 +507,6 @@ class KernelRun {
         }
       });
     });
-    for (const LineRequest& q : lane.lines) memory_.prefetch(s.xcd, q.address);
     lane.next_line = 0;
     lane.memory_finish = now;
     lane.in_memory_op = true;
@@ -529,6 +528,12 @@ class KernelRun {
       if (window > now) {
         wake(slot, l, window);
         return false;
+      }
+      // Fetch the tag sets of a line a few requests ahead, so the host's memory latency overlaps.
+      constexpr std::size_t kAhead = 6;
+      if (lane.next_line + kAhead < lane.lines.size()) memory_.prefetch(s.xcd, lane.lines[lane.next_line + kAhead].address);
+      if (lane.next_line == 0) {
+        for (std::size_t i = 1; i < std::min(kAhead, lane.lines.size()); ++i) memory_.prefetch(s.xcd, lane.lines[i].address);
       }
       const LineRequest& q = lane.lines[lane.next_line++];
       const Tick issued = cu.issue_line(now, q.hi - q.lo);
