@@ -29,17 +29,17 @@ namespace {
 constexpr Tick kUnknown = std::numeric_limits<Tick>::max();
 constexpr std::uint32_t kControl = 0, kFinish = 1;  // event kinds; 2 + lane wakes a lane
 
-// One in-order issue stream of a workgroup: lane 0 issues its loads, lane 1 its stores and atomics
-// (the compiler hoists the next tiles' loads above this tile's stores), lane 2 + g the compute
-// operations of wave group g (one wave per SIMD). Lanes advance independently; they
-// meet at dependences, at barriers (sync ops join every wave group) and at phase boundaries
-// (prologue, loop, epilogue of each pass), where every lane waits for all work issued before.
 // One cache-line request of a memory operation: [lo, hi) of the line at `address`.
 struct LineRequest {
   std::uint64_t address = 0;
   std::uint32_t lo = 0, hi = 0;
 };
 
+// One in-order issue stream of a workgroup: lane 0 issues its loads, lane 1 its stores and atomics
+// (the compiler hoists the next tiles' loads above this tile's stores), lane 2 + g the compute
+// operations of wave group g (one wave per SIMD). Lanes advance independently; they
+// meet at dependences, at barriers (sync ops join every wave group) and at phase boundaries
+// (prologue, loop, epilogue of each pass), where every lane waits for all work issued before.
 struct Lane {
   std::optional<WorkgroupCursor> cursor;
   // The memory operation in progress (lanes 0 and 1): its line requests, the next to issue, its finish so far.
@@ -51,12 +51,10 @@ struct Lane {
   bool has_pending = false, exhausted = false;
   bool waiting = false;    // blocked on a dependence another lane has not issued yet
   bool at_phase = false;   // arrived at the phase boundary
-  bool at_join = false;    // arrived at a barrier op
 };
 
 // A resident workgroup and the finish times of its issued operations.
 struct Resident {
-  bool active = false;
   std::uint64_t wg = 0;
   std::uint32_t cu = 0, xcd = 0, simd0 = 0;
   std::vector<Lane> lanes;
@@ -89,13 +87,34 @@ bool issues(std::uint32_t l, const OpTemplate& op) {
   return is_memory_op(op) ? memory_lane(op) == l : l >= kFirstGroupLane;
 }
 
+const arch::MatrixInstruction* instruction_of(const arch::GpuSpec& gpu, const KernelProgram& kp) {
+  for (const auto& m : gpu.cu.matrix_instructions) {
+    if (m.name == kp.mfma) return &m;
+  }
+  return nullptr;
+}
+
+// The activity the clock model needs, from what a stretch of `span` showed: the matrix pipes' busy
+// time (summed over all SIMDs) and the HBM bytes moved. Fractions are capped at 1.
+arch::Activity measured_activity(const arch::GpuSpec& gpu, const arch::MatrixInstruction* m, Tick matrix_busy,
+                                 std::uint64_t hbm_bytes, Tick span) {
+  arch::Activity a;
+  if (span <= 0) return a;
+  const double simds = static_cast<double>(gpu.total_cus()) * gpu.cu.simds;
+  if (m) {
+    a.matrix[static_cast<std::size_t>(m->dtype)] =
+        std::min(1.0, static_cast<double>(matrix_busy) / (simds * static_cast<double>(span)));
+  }
+  a.stream = std::min(1.0, static_cast<double>(hbm_bytes) / (static_cast<double>(span) / 1e12) / gpu.hbm.peak_bandwidth.value);
+  return a;
+}
+
 // Runs one kernel on the GPU from `launch` on.
 class KernelRun {
  public:
   KernelRun(const arch::GpuSpec& gpu, MemoryPath& memory, const PassPrograms& pp, const KernelProgram& kp,
             double clock_hz, const EngineOptions& options)
-      : gpu_(gpu), memory_(memory), engine_(clock_hz), options_(options) {
-    (void)options_;
+      : gpu_(gpu), memory_(memory), engine_(clock_hz), options_(options), mfma_(instruction_of(gpu, kp)) {
     shape_.pp = &pp;
     shape_.kp = &kp;
     const std::uint32_t simds = gpu.cu.simds;
@@ -111,10 +130,6 @@ class KernelRun {
     shape_.loop_offset = shape_.epi_offset + kp.epilogue.ops.size() * lanes;
     shape_.loop_stride = kp.body.ops.size() * lanes;
     shape_.table_size = shape_.loop_offset + shape_.ring * shape_.loop_stride;
-    mfma_ = nullptr;
-    for (const auto& m : gpu.cu.matrix_instructions) {
-      if (m.name == kp.mfma) mfma_ = &m;
-    }
     pipes_ = PipeCosts(gpu, mfma_, engine_);
   }
 
@@ -126,7 +141,6 @@ class KernelRun {
     r.launch = launch;
     r.start = launch + gpu_.dispatch.launch_overhead.value;
     r.workgroups = kp.workgroups();
-    r.clock_hz = engine_.hz();
     r.occupancy = occupancy(gpu_, kp.waves + kp.load_waves, std::max<std::uint32_t>(kp.vgprs, 1), kp.lds_bytes);
     if (r.occupancy.workgroups_per_cu == 0) {
       throw arch::ConfigError(arch::ValueOrigin{"--kernel " + shape_.pp->schedule.name, 0, 0, {}}, kp.name,
@@ -222,7 +236,6 @@ class KernelRun {
       const std::uint32_t slot = free_.back();
       free_.pop_back();
       Resident& s = residents_[slot];
-      s.active = true;
       s.wg = wg;
       s.cu = cu;
       s.xcd = x;
@@ -237,7 +250,7 @@ class KernelRun {
       for (std::uint32_t l = 0; l < shape_.lanes; ++l) {
         Lane& lane = s.lanes[l];
         lane.cursor.emplace(*shape_.pp, kp, wg);
-        lane.has_pending = lane.exhausted = lane.waiting = lane.at_phase = lane.at_join = lane.in_memory_op = false;
+        lane.has_pending = lane.exhausted = lane.waiting = lane.at_phase = lane.in_memory_op = false;
         wake(slot, l, now);
       }
       result_->last_dispatch = now;
@@ -248,16 +261,12 @@ class KernelRun {
   // The power controller: sets the engine clock for the next interval from the activity of the
   // last one (matrix pipes' busy fraction, HBM traffic over its peak), as the clock model says.
   void control(Tick now) {
-    const double span = static_cast<double>(now - control_start_);
     Tick matrix = 0;
     for (const ComputeUnit& cu : cus_) matrix += cu.matrix_busy();
     std::uint64_t hbm = 0;
     for (const auto& c : per_xcd_) hbm += c.hbm_read_bytes + c.hbm_write_bytes;
-    arch::Activity a;
-    const double simds = static_cast<double>(cus_.size()) * gpu_.cu.simds;
-    if (mfma_) a.matrix[static_cast<std::size_t>(mfma_->dtype)] = static_cast<double>(matrix - control_matrix_) / (simds * span);
-    a.stream = static_cast<double>(hbm - control_hbm_) / (span / 1e12) / gpu_.hbm.peak_bandwidth.value;
-    clock_time_ += engine_.hz() * span;
+    const arch::Activity a = measured_activity(gpu_, mfma_, matrix - control_matrix_, hbm - control_hbm_, now - control_start_);
+    clock_time_ += engine_.hz() * static_cast<double>(now - control_start_);
     control_start_ = now;
     control_matrix_ = matrix;
     control_hbm_ = hbm;
@@ -281,7 +290,6 @@ class KernelRun {
       result_->spans.push_back(
           WorkgroupSpan{s.xcd, s.cu % cus_per_xcd_, s.wg, s.start, now});
     }
-    s.active = false;
     --active_;
     result_->resident_time += now - s.start;
     --cus_[s.cu].resident;
@@ -414,20 +422,17 @@ class KernelRun {
       }
       if (op.op->pipe == Pipe::sync) {
         // A barrier: every wave group must arrive; the last one releases all.
-        lane.at_join = true;
         s.join_time = std::max(s.join_time, now);
         if (++s.joined < shape_.groups) return;
         const Tick finish = s.join_time + op.op->cost.barriers * pipes_.barrier;
         s.joined = 0;
         s.join_time = 0;
-        const TileOp joined_op = op;
         for (std::uint32_t g = kFirstGroupLane; g < shape_.lanes; ++g) {
-          s.lanes[g].at_join = false;
           s.lanes[g].has_pending = false;
           if (g != l) wake(slot, g, now);
         }
         ++result_->tile_ops;
-        record(slot, s, joined_op, l, finish, now);
+        record(slot, s, op, l, finish, now);
         continue;
       }
       if (l < kFirstGroupLane) {
@@ -477,13 +482,9 @@ class KernelRun {
     GroupWork w;
     w.cost = &op.op->cost;
     w.masked = op.masked;
-    if (shape_.kp->waves >= simds) {
-      w.simd0 = 0;
-      w.simds = shape_.waves_in_group(g, simds);
-    } else {
-      w.simd0 = s.simd0;
-      w.simds = shape_.kp->waves;
-    }
+    // A workgroup of fewer waves than SIMDs sits on the SIMDs the dispatcher chose for it.
+    w.simd0 = shape_.kp->waves >= simds ? 0 : s.simd0;
+    w.simds = shape_.waves_in_group(g, simds);
     result_->mfma_instructions += static_cast<std::uint64_t>(w.cost->mfma) * w.simds;
     result_->valu_instructions +=
         static_cast<std::uint64_t>(w.cost->valu + (w.masked ? w.cost->mask_valu : 0)) * w.simds;
@@ -580,13 +581,6 @@ class KernelRun {
   std::uint64_t events_ = 0;
 };
 
-const arch::MatrixInstruction* instruction_of(const arch::GpuSpec& gpu, const KernelProgram& kp) {
-  for (const auto& m : gpu.cu.matrix_instructions) {
-    if (m.name == kp.mfma) return &m;
-  }
-  return nullptr;
-}
-
 // The clock a kernel settles at given the activity it showed (or, before any run, the activity of
 // its class: full matrix load for a kernel with matrix work, full streaming otherwise).
 arch::ClockEstimate clock_for(const arch::GpuSpec& gpu, const KernelProgram& kp, const KernelResult* seen) {
@@ -605,13 +599,12 @@ arch::ClockEstimate clock_for(const arch::GpuSpec& gpu, const KernelProgram& kp,
   return arch::sustained_clock(gpu.clock, a);
 }
 
-void set_activity(const arch::GpuSpec& gpu, KernelResult& k) {
-  const double seconds = static_cast<double>(k.end - k.start) / 1e12;
-  const double simds = static_cast<double>(gpu.total_cus()) * gpu.cu.simds;
-  if (seconds <= 0) return;
-  k.matrix_activity = std::min(1.0, static_cast<double>(k.busy.matrix) / (simds * static_cast<double>(k.end - k.start)));
-  const double hbm_bytes = static_cast<double>(k.counters.hbm_read_bytes + k.counters.hbm_write_bytes);
-  k.hbm_activity = std::min(1.0, hbm_bytes / seconds / gpu.hbm.peak_bandwidth.value);
+void set_activity(const arch::GpuSpec& gpu, const KernelProgram& kp, KernelResult& k) {
+  const arch::MatrixInstruction* m = instruction_of(gpu, kp);
+  const arch::Activity a = measured_activity(gpu, m, k.busy.matrix, k.counters.hbm_read_bytes + k.counters.hbm_write_bytes,
+                                             k.end - k.start);
+  k.matrix_activity = m ? a.matrix[static_cast<std::size_t>(m->dtype)] : 0.0;
+  k.hbm_activity = a.stream;
 }
 
 }  // namespace
@@ -630,15 +623,10 @@ RunResult simulate(const std::vector<const PassPrograms*>& passes, const arch::G
       KernelRun run(gpu, memory, *pp, kp, clock, options);
       KernelResult k = run.run(t);
       k.clock_pinned = gpu.clock.engine_pinned.has_value();
-      set_activity(gpu, k);
+      set_activity(gpu, kp, k);
       const arch::ClockEstimate at_mean = clock_for(gpu, kp, &k);
       k.power_limited = !k.clock_pinned && at_mean.power_limited;
-      k.power_w = arch::sustained_clock(gpu.clock, [&] {
-                    arch::Activity a;
-                    if (const auto* m = instruction_of(gpu, kp)) a.matrix[static_cast<std::size_t>(m->dtype)] = k.matrix_activity;
-                    a.stream = k.hbm_activity;
-                    return a;
-                  }()).power.value;
+      k.power_w = at_mean.power.value;
       clock = k.final_clock_hz;
       result.events += run.events();
       result.clock_updates += k.clock_updates;
