@@ -59,23 +59,19 @@ std::uint32_t MemoryPath::hbm_channel(std::uint64_t address) const {
   return static_cast<std::uint32_t>(fold(address / gpu_->hbm.interleave.value) % gpu_->hbm.channels);
 }
 
-Tick MemoryPath::memory_read(std::uint64_t address, std::uint32_t size, Tick t, TrafficCounters& c, bool& mall_hit) {
-  mall_hit = false;
+MemoryPath::Fetch MemoryPath::memory_read(std::uint64_t address, std::uint32_t size, Tick t, TrafficCounters& c) {
   if (mall_) {
     t = mall_ch_[mall_channel(address)].serve(t, size);
     const ProbeResult r = mall_->access(address, size, false, [](std::uint64_t, std::uint64_t) {}, [](std::uint64_t) {});
     c.mall_read_hits += r.hits;
     c.mall_read_misses += r.misses;
-    if (r.misses == 0) {
-      mall_hit = true;
-      return t + mall_latency_;
-    }
+    if (r.misses == 0) return Fetch{t, mall_latency_, true};
     const std::uint64_t bytes = r.misses * mall_->line_bytes();
     c.hbm_read_bytes += bytes;
-    return hbm_ch_[hbm_channel(address)].serve(t, bytes) + mall_latency_ + hbm_latency_;
+    return Fetch{hbm_ch_[hbm_channel(address)].serve(t, bytes), mall_latency_ + hbm_latency_, false};
   }
   c.hbm_read_bytes += size;
-  return hbm_ch_[hbm_channel(address)].serve(t, size) + hbm_latency_;
+  return Fetch{hbm_ch_[hbm_channel(address)].serve(t, size), hbm_latency_, false};
 }
 
 Tick MemoryPath::read(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
@@ -116,10 +112,9 @@ Tick MemoryPath::read(std::uint32_t xcd, std::uint64_t line_address, std::uint32
   if (size == 64) ++c.ea_rdreq_64b;
   if (size == 128) ++c.ea_rdreq_128b;
   at = link_[ch].serve(at, size);
-  bool mall_hit = false;
-  const Tick back = memory_read(line_address + offset, size, at, c, mall_hit);
-  if (served) *served = mall_hit ? ServedBy::mall : ServedBy::hbm;
-  return back + l2_latency_;
+  const Fetch f = memory_read(line_address + offset, size, at, c);
+  if (served) *served = f.mall_hit ? ServedBy::mall : ServedBy::hbm;
+  return f.served + f.latency + l2_latency_;
 }
 
 Tick MemoryPath::write(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
@@ -150,27 +145,12 @@ Tick MemoryPath::atomic(std::uint32_t xcd, std::uint64_t line_address, std::uint
     ++c.ea_wrreq;
     ++c.ea_wrreq_64b;
     const std::uint64_t address = line_address + chunk;
-    Tick sent = link_[ch].serve(at, 64);
     // Read-modify-write at the memory side: the line is read (through the MALL, which allocates it)
     // and the sum written to HBM. The channels are reserved when the request reaches them; the
     // latencies are added to the completion only.
-    Tick latency = hbm_latency_;
-    bool miss = true;
-    if (mall_) {
-      sent = mall_ch_[mall_channel(address)].serve(sent, 64);
-      const ProbeResult r = mall_->access(address, 64, false, [](std::uint64_t, std::uint64_t) {}, [](std::uint64_t) {});
-      c.mall_read_hits += r.hits;
-      c.mall_read_misses += r.misses;
-      miss = r.misses > 0;
-      latency += mall_latency_;
-    }
-    BandwidthServer& hbm = hbm_ch_[hbm_channel(address)];
-    if (miss) {
-      c.hbm_read_bytes += 64;
-      sent = hbm.serve(sent, 64);
-    }
+    const Fetch f = memory_read(address, 64, link_[ch].serve(at, 64), c);
     c.hbm_write_bytes += 64;
-    done = std::max(done, hbm.serve(sent, 64) + latency);
+    done = std::max(done, hbm_ch_[hbm_channel(address)].serve(f.served, 64) + mall_latency_ + hbm_latency_);
   }
   return done;
 }

@@ -98,9 +98,13 @@ class MemoryPath {
   // A dirty line leaves L2 channel `ch` at `t`: it takes a slot of the channel's write-back queue
   // (waiting while every slot's write-back is still in flight). Returns when it has a slot.
   Tick evict(std::uint32_t ch, std::uint32_t inst, std::uint64_t line_address, Tick t, TrafficCounters& c);
-  // A request of `size` bytes at `address` beyond the L2: MALL then HBM. Returns the arrival of the
-  // data back at the L2 (latency included) and whether the MALL served all of it.
-  Tick memory_read(std::uint64_t address, std::uint32_t size, Tick t, TrafficCounters& c, bool& mall_hit);
+  // A request of `size` bytes at `address` beyond the L2: MALL then HBM.
+  struct Fetch {
+    Tick served = 0;   // when the last channel on its way has served it
+    Tick latency = 0;  // the levels' added latency, to add to `served` for the data's return
+    bool mall_hit = false;
+  };
+  Fetch memory_read(std::uint64_t address, std::uint32_t size, Tick t, TrafficCounters& c);
 
   const arch::GpuSpec* gpu_;
   std::uint32_t line_;
