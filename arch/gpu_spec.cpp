@@ -11,6 +11,13 @@ std::string_view to_string(Dtype d) {
   return "?";
 }
 
+std::optional<Dtype> parse_dtype(std::string_view text) {
+  for (const Dtype d : kDtypes) {
+    if (to_string(d) == text) return d;
+  }
+  return std::nullopt;
+}
+
 std::string_view to_string(Vendor v) { return v == Vendor::amd ? "amd" : "nvidia"; }
 std::string_view to_string(L2Scope s) { return s == L2Scope::per_xcd ? "per_xcd" : "shared"; }
 std::string_view to_string(WritePolicy p) { return p == WritePolicy::write_back ? "write_back" : "write_through"; }

@@ -15,6 +15,8 @@ namespace attnsim::arch {
 enum class Dtype { bf16, fp16, fp8 };
 inline constexpr std::array kDtypes{Dtype::bf16, Dtype::fp16, Dtype::fp8};
 std::string_view to_string(Dtype d);
+// The Dtype named `text` (bf16, fp16, fp8); nullopt for anything else.
+std::optional<Dtype> parse_dtype(std::string_view text);
 
 // Whose profiler counters the simulator predicts (rocprof TCC_* names or Nsight Compute metrics).
 enum class Vendor { amd, nvidia };

@@ -76,15 +76,9 @@ workloads::Problem ProblemOptions::problem() const {
   const auto [dqk, dv] = parse_pair("--head-dim", head_dim, "head_dim_qk", "head_dim_v");
   p.head_dim_qk = narrow(dqk, "--head-dim", "head_dim_qk");
   p.head_dim_v = narrow(dv, "--head-dim", "head_dim_v");
-  if (dtype == "bf16") {
-    p.dtype = workloads::Dtype::bf16;
-  } else if (dtype == "fp16") {
-    p.dtype = workloads::Dtype::fp16;
-  } else if (dtype == "fp8") {
-    p.dtype = workloads::Dtype::fp8;
-  } else {
-    throw ConfigError(ValueOrigin{"--dtype " + dtype, 0, 0, {}}, "dtype", "expected bf16, fp16 or fp8");
-  }
+  const auto parsed_dtype = arch::parse_dtype(dtype);
+  if (!parsed_dtype) throw ConfigError(ValueOrigin{"--dtype " + dtype, 0, 0, {}}, "dtype", "expected bf16, fp16 or fp8");
+  p.dtype = *parsed_dtype;
   p.causal = causal;
   if (causal_align == "bottom-right") {
     p.align = workloads::CausalAlign::bottom_right;

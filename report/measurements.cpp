@@ -135,15 +135,9 @@ std::vector<MeasuredCase> read_measurements(const std::string& path) {
     p.seqlen_k = count("seqlen_k");
     p.head_dim_qk = p.head_dim_v = static_cast<std::uint32_t>(count("head_dim"));
     const std::string dtype = get("dtype");
-    if (dtype == "bf16") {
-      p.dtype = arch::Dtype::bf16;
-    } else if (dtype == "fp16") {
-      p.dtype = arch::Dtype::fp16;
-    } else if (dtype == "fp8") {
-      p.dtype = arch::Dtype::fp8;
-    } else {
-      throw ConfigError(where("dtype"), "dtype", "expected bf16, fp16 or fp8, got \"" + dtype + "\"");
-    }
+    const auto parsed_dtype = arch::parse_dtype(dtype);
+    if (!parsed_dtype) throw ConfigError(where("dtype"), "dtype", "expected bf16, fp16 or fp8, got \"" + dtype + "\"");
+    p.dtype = *parsed_dtype;
     const std::string causal = get("causal");
     if (causal != "0" && causal != "1") {
       throw ConfigError(where("causal"), "causal", "expected 0 or 1, got \"" + causal + "\"");

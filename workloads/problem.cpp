@@ -113,7 +113,7 @@ Problem load_problem_text(const std::string& text, const std::string& file) {
     return std::string(n->as_string()->get());
   };
   const std::string dtype = text_of("dtype", {"bf16", "fp16", "fp8"});
-  p.dtype = dtype == "bf16" ? Dtype::bf16 : dtype == "fp16" ? Dtype::fp16 : Dtype::fp8;
+  p.dtype = *arch::parse_dtype(dtype);  // text_of admitted only the three names
   p.layout = text_of("layout", {"bshd", "bhsd"}) == "bshd" ? Layout::bshd : Layout::bhsd;
   const toml::node* c = t.get("causal");
   if (!c) throw ConfigError(ValueOrigin{file, 0, 0, {}}, "causal", "missing; expected false, \"top_left\" or \"bottom_right\"");
