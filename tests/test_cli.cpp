@@ -1,39 +1,19 @@
 // The attnsim binary end to end: output, JSON keys, help texts and exit codes.
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
-
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
+#include "cli_runner.h"
 #include "config_fixture.h"
 
 namespace {
 
-struct Run {
-  int exit_code = -1;
-  std::string out;
-};
-
-// Runs attnsim with the given arguments (shell-quoted by the caller); `merge_stderr` folds
-// stderr into out.
-Run run_attnsim(const std::string& args, bool merge_stderr = true) {
-  const std::string cmd = std::string(ATTNSIM_BINARY) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using attnsim::test::contains;
+using Run = attnsim::test::CliRun;
+using attnsim::test::run_attnsim;
 
 }  // namespace
 

@@ -2,36 +2,19 @@
 // measurements reader's errors, and validate agreeing with run.
 #include <doctest/doctest.h>
 
-#include <sys/wait.h>
-
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "arch/config_error.h"
+#include "cli_runner.h"
 #include "report/measurements.h"
 
 namespace {
 
-struct Run {
-  int exit_code = -1;
-  std::string out;
-};
-
-Run run_cli(const std::string& args) {
-  const std::string cmd = std::string(ATTNSIM_BINARY) + " " + args + " 2>&1";
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  std::size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using Run = attnsim::test::CliRun;
+using attnsim::test::run_attnsim;
 
 std::string temp_file(const std::string& name, const std::string& text) {
   const auto path = std::filesystem::temp_directory_path() / name;
@@ -47,7 +30,7 @@ const char* kSmall = "--batch 1 --heads 8:2 --seqlen 512 --causal --kernel ck";
 }  // namespace
 
 TEST_CASE("run --json has the documented keys and consistent totals") {
-  const Run r = run_cli(std::string("run --json --direction both ") + kSmall);
+  const Run r = run_attnsim(std::string("run --json --direction both ") + kSmall);
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
   for (const char* key : {"time_us", "tflops", "kernels", "traffic", "counters"}) CHECK(j.contains(key));
@@ -69,7 +52,7 @@ TEST_CASE("run --json has the documented keys and consistent totals") {
 
 TEST_CASE("run --trace writes a Chrome trace with a span per workgroup and bandwidth counters") {
   const auto path = (std::filesystem::temp_directory_path() / "attnsim_trace_test.json").string();
-  const Run r = run_cli("run --json --direction fwd --trace " + path + " " + kSmall);
+  const Run r = run_attnsim("run --json --direction fwd --trace " + path + " " + kSmall);
   REQUIRE(r.exit_code == 0);
   const auto report = nlohmann::json::parse(r.out);
   std::ifstream in(path);
@@ -81,17 +64,17 @@ TEST_CASE("run --trace writes a Chrome trace with a span per workgroup and bandw
   }
   CHECK(spans == report["kernels"][0]["workgroups"].get<std::size_t>());
   CHECK(counters >= 2);
-  CHECK(run_cli("run --direction fwd --trace /nonexistent/dir/t.json " + std::string(kSmall)).exit_code == 2);
+  CHECK(run_attnsim("run --direction fwd --trace /nonexistent/dir/t.json " + std::string(kSmall)).exit_code == 2);
 }
 
 TEST_CASE("validate reproduces run: a case measured at the simulator's own figure has no error") {
-  const Run r = run_cli(std::string("run --json --direction fwd --no-causal --batch 1 --heads 8:2 --seqlen 512 --kernel ck"));
+  const Run r = run_attnsim(std::string("run --json --direction fwd --no-causal --batch 1 --heads 8:2 --seqlen 512 --kernel ck"));
   REQUIRE(r.exit_code == 0);
   const double tflops = nlohmann::json::parse(r.out)["tflops"].get<double>();
   const std::string csv = temp_file("attnsim_validate_self.csv",
                                     std::string(kHeader) + "mi300x,MI300X,ck fwd,ck,fwd,1,8,2,512,512,128,bf16,0,tflops," +
                                         std::to_string(tflops) + ",TFLOP/s,this test\n");
-  const Run v = run_cli("validate --json " + csv);
+  const Run v = run_attnsim("validate --json " + csv);
   REQUIRE(v.exit_code == 0);
   const auto j = nlohmann::json::parse(v.out);
   REQUIRE(j["cases"].size() == 1);
@@ -101,7 +84,7 @@ TEST_CASE("validate reproduces run: a case measured at the simulator's own figur
   const std::string off = temp_file("attnsim_validate_off.csv",
                                     std::string(kHeader) + "mi300x,MI300X,ck fwd,ck,fwd,1,8,2,512,512,128,bf16,0,tflops," +
                                         std::to_string(2 * tflops) + ",TFLOP/s,this test\n");
-  CHECK(run_cli("validate --max-mape 10 " + off).exit_code == 3);
+  CHECK(run_attnsim("validate --max-mape 10 " + off).exit_code == 3);
 }
 
 TEST_CASE("the shipped measurements parse into the cases they describe") {
@@ -130,7 +113,7 @@ TEST_CASE("bad measurements name the file and line and column") {
   CHECK(bad("mi300x,g,k,ck,fwd,1,8,2,512,512,128,bf16,0,watts,1,W,s").find("unknown metric") != std::string::npos);
   CHECK(bad("mi300x,g,k,ck,sideways,1,8,2,512,512,128,bf16,0,tflops,1,x,s").find("fwd, bwd or both") != std::string::npos);
   CHECK(bad("mi300x,g,k,ck,fwd,0,8,2,512,512,128,bf16,0,tflops,1,x,s").find("batch") != std::string::npos);
-  CHECK(run_cli("validate /nonexistent.csv").exit_code == 2);
+  CHECK(run_attnsim("validate /nonexistent.csv").exit_code == 2);
 }
 
 // ROCm/aiter PR #1270 on MI300X (validation/measurements/mi300x_aiter_v3.csv): the issue's bound
