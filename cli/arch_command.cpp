@@ -12,9 +12,12 @@
 #include "arch/provenance.h"
 #include "cli/arch_options.h"
 #include "cli/arch_report.h"
-#include "cli/text_table.h"
+#include "report/text_table.h"
 
 namespace attnsim::cli {
+
+using report::fixed;
+using report::TextTable;
 namespace {
 
 std::string read_file(const std::string& path) {

@@ -2,9 +2,12 @@
 
 #include "arch/param_table.h"
 #include "arch/provenance.h"
-#include "cli/text_table.h"
+#include "report/text_table.h"
 
 namespace attnsim::cli {
+
+using report::fixed;
+using report::TextTable;
 namespace {
 
 using arch::Dtype;

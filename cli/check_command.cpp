@@ -8,12 +8,15 @@
 #include "arch/arch_locator.h"
 #include "arch/spec_loader.h"
 #include "cli/problem_options.h"
-#include "cli/text_table.h"
+#include "report/text_table.h"
 #include "workloads/analytic.h"
 #include "workloads/functional.h"
 #include "workloads/kernel_program.h"
 
 namespace attnsim::cli {
+
+using report::fixed;
+using report::TextTable;
 namespace {
 
 using nlohmann::json;

@@ -9,11 +9,14 @@
 #include "arch/config_error.h"
 #include "arch/units.h"
 #include "cli/arch_options.h"
-#include "cli/text_table.h"
+#include "report/text_table.h"
 #include "sim/micro_compute.h"
 #include "sim/micro_memory.h"
 
 namespace attnsim::cli {
+
+using report::fixed;
+using report::TextTable;
 namespace {
 
 struct MicroState {

@@ -6,11 +6,14 @@
 #include "arch/config_error.h"
 #include "cli/arch_options.h"
 #include "cli/problem_options.h"
-#include "cli/text_table.h"
+#include "report/text_table.h"
 #include "sim/engine.h"
 #include "workloads/analytic.h"
 
 namespace attnsim::cli {
+
+using report::fixed;
+using report::TextTable;
 namespace {
 
 struct TrafficState {

@@ -8,11 +8,14 @@
 #include "arch/arch_locator.h"
 #include "arch/clock_model.h"
 #include "arch/spec_loader.h"
-#include "cli/text_table.h"
+#include "report/text_table.h"
 #include "report/measurements.h"
 #include "workloads/schedule.h"
 
 namespace attnsim::cli {
+
+using report::fixed;
+using report::TextTable;
 namespace {
 
 constexpr int kExitOverBound = 3;

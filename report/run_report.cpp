@@ -1,9 +1,9 @@
 #include "report/run_report.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <sstream>
 
+#include "report/text_table.h"
 #include "workloads/analytic.h"
 
 namespace attnsim::report {
@@ -13,12 +13,6 @@ using nlohmann::json;
 namespace {
 
 double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
-
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-  return buf;
-}
 
 // Utilisation of each unit over the kernel's execution (launch gap excluded).
 json utilisation(const arch::GpuSpec& gpu, const sim::KernelResult& k) {
@@ -143,28 +137,20 @@ std::string render_run_report(const json& j) {
      << j.value("problem", "") << "  (" << j["arch"].get<std::string>() << ")\n";
   os << "  time " << fixed(j["time_us"].get<double>(), 1) << " us, " << fixed(j["tflops"].get<double>(), 1)
      << " TFLOP/s (FA convention, " << fixed(j["fa_flops"].get<double>() / 1e9, 1) << " GFLOP)\n\n";
-  std::vector<std::vector<std::string>> rows;
-  rows.push_back({"kernel", "time us", "clock MHz", "WGs", "WG/CU", "matrix", "vector", "LDS", "L2", "HBM", "L2 hit",
+  TextTable rows;
+  rows.add({"kernel", "time us", "clock MHz", "WGs", "WG/CU", "matrix", "vector", "LDS", "L2", "HBM", "L2 hit",
                   "bound by", "tail"});
   for (const auto& k : j["kernels"]) {
     const auto& u = k["utilisation"];
     const auto pct = [](double v) { return fixed(100 * v, 0) + "%"; };
-    rows.push_back({k["name"].get<std::string>(), fixed(k["time_us"].get<double>(), 1),
+    rows.add({k["name"].get<std::string>(), fixed(k["time_us"].get<double>(), 1),
                     fixed(k["clock"]["engine_mhz"].get<double>(), 0), std::to_string(k["workgroups"].get<std::uint64_t>()),
                     std::to_string(k["occupancy"]["workgroups_per_cu"].get<std::uint32_t>()), pct(u["matrix"]),
                     pct(u["vector"]), pct(u["lds"]), pct(u["l2"]), pct(u["hbm"]),
                     pct(k["counters"]["l2_hit_rate"].get<double>()), k["bound_by"].get<std::string>(),
                     fixed(k["time_breakdown_us"]["tail_and_imbalance"].get<double>(), 1) + " us"});
   }
-  std::vector<std::size_t> width(rows[0].size(), 0);
-  for (const auto& row : rows) {
-    for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
-  }
-  for (const auto& row : rows) {
-    os << " ";
-    for (std::size_t i = 0; i < row.size(); ++i) os << " " << row[i] << std::string(width[i] - row[i].size() + 1, ' ');
-    os << "\n";
-  }
+  os << rows.render();
   const auto& t = j["traffic"];
   const auto mb = [](const json& v) { return fixed(v.get<double>() / 1e6, 1) + " MB"; };
   os << "\n  traffic: LDS " << mb(t["lds_bytes"]) << ", L2 requests " << mb(t["l2_request_bytes"]) << " (hit "

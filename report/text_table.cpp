@@ -1,9 +1,9 @@
-#include "cli/text_table.h"
+#include "report/text_table.h"
 
 #include <algorithm>
 #include <cstdio>
 
-namespace attnsim::cli {
+namespace attnsim::report {
 
 std::string TextTable::render(int indent) const {
   std::vector<std::size_t> width;
@@ -30,4 +30,4 @@ std::string fixed(double v, int decimals) {
   return buf;
 }
 
-}  // namespace attnsim::cli
+}  // namespace attnsim::report

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-namespace attnsim::cli {
+namespace attnsim::report {
 
 // Rows of cells printed with each column padded to its widest cell.
 class TextTable {
@@ -20,4 +20,4 @@ class TextTable {
 // printf-style number formatting with a fixed number of decimals.
 std::string fixed(double v, int decimals);
 
-}  // namespace attnsim::cli
+}  // namespace attnsim::report
