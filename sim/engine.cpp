@@ -253,7 +253,6 @@ class KernelRun {
         lane.has_pending = lane.exhausted = lane.waiting = lane.at_phase = lane.in_memory_op = false;
         wake(slot, l, now);
       }
-      result_->last_dispatch = now;
       ++active_;
     }
   }

@@ -55,7 +55,6 @@ struct KernelResult {
   double mfma_flops = 0;          // issued by the matrix instructions
   std::uint64_t lds_bytes = 0;    // read and written, all waves
   Tick resident_time = 0;         // summed over workgroups: dispatch to retirement
-  Tick last_dispatch = 0;         // when the last workgroup started
   std::vector<WorkgroupSpan> spans;  // with EngineOptions::trace
   double time_us() const { return static_cast<double>(end - launch) / 1e6; }
 };
