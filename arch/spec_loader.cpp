@@ -11,6 +11,7 @@
 
 #include "arch/param_table.h"
 #include "arch/provenance.h"
+#include "arch/toml_parse.h"
 #include "arch/spec_checks.h"
 
 namespace attnsim::arch {
@@ -44,13 +45,7 @@ class Loader {
       : file_(std::move(file)) {
     std::istringstream in{std::string(text)};
     for (std::string line; std::getline(in, line);) lines_.push_back(line);
-    try {
-      doc_ = toml::parse(text, file_);
-    } catch (const toml::parse_error& e) {
-      const auto& b = e.source().begin;
-      throw ConfigError(ValueOrigin{file_, b.line, b.column, {}}, "",
-                        "invalid TOML: " + std::string(e.description()));
-    }
+    doc_ = parse_toml(text, file_);
     for (const auto& arg : override_args) apply_override(parse_override(arg));
   }
 
@@ -235,11 +230,7 @@ LoadedArch load_arch_text(std::string_view toml_text, const std::string& display
 }
 
 LoadedArch load_arch_file(const std::string& path, const std::vector<std::string>& overrides) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(ValueOrigin{path, 0, 0, {}}, "", "cannot open the file");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return load_arch_text(buf.str(), path, overrides);
+  return load_arch_text(read_text_file(path), path, overrides);
 }
 
 }  // namespace attnsim::arch

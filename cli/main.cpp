@@ -8,6 +8,7 @@
 #include "cli/check_command.h"
 #include "cli/micro_command.h"
 #include "cli/run_command.h"
+#include "cli/sweep_command.h"
 #include "cli/traffic_command.h"
 #include "cli/validate_command.h"
 
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
       "  attnsim micro --pattern mfma+trans --waves 2              simulated MFMA/exp co-execution on one CU\n"
       "  attnsim micro --pattern stream-read --level hbm           simulated HBM streaming bandwidth\n"
       "  attnsim traffic --kernel ck --direction bwd               FETCH_SIZE, WRITE_SIZE, L2 hits, HBM bytes\n"
+      "  attnsim sweep configs/sweeps/mi300x_clock.toml -o clock   a what-if sweep on every core (docs/sweeps.md)\n"
       "\n"
       "Exit codes: 0 success, 2 invalid input (config, override, flag or file), 3 check failed or validate over\n"
       "its bound, 1 internal error.");
@@ -39,6 +41,7 @@ int main(int argc, char** argv) {
   attnsim::cli::add_traffic_command(app);
   attnsim::cli::add_run_command(app);
   attnsim::cli::add_validate_command(app, exit_code);
+  attnsim::cli::add_sweep_command(app, exit_code);
 
   try {
     app.parse(argc, argv);

@@ -8,6 +8,8 @@
 #include <toml++/toml.h>
 
 #include "arch/config_error.h"
+#include "arch/toml_parse.h"
+#include "workloads/problem_toml.h"
 
 namespace attnsim::workloads {
 
@@ -77,13 +79,10 @@ std::uint64_t positive(const toml::table& t, const std::string& file, const std:
 }  // namespace
 
 Problem load_problem_text(const std::string& text, const std::string& file) {
-  toml::table t;
-  try {
-    t = toml::parse(text, file);
-  } catch (const toml::parse_error& e) {
-    throw ConfigError(ValueOrigin{file, e.source().begin.line, e.source().begin.column, {}}, "",
-                      "invalid TOML: " + std::string(e.description()));
-  }
+  return load_problem_table(arch::parse_toml(text, file), file);
+}
+
+Problem load_problem_table(const toml::table& t, const std::string& file) {
   static const std::set<std::string> known{"batch",       "heads_q", "heads_kv", "seqlen_q", "seqlen_k",
                                            "head_dim_qk", "head_dim_v", "dtype", "causal", "window", "layout"};
   for (const auto& [k, v] : t) {
@@ -138,12 +137,6 @@ Problem load_problem_text(const std::string& text, const std::string& file) {
   return p;
 }
 
-Problem load_problem_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(ValueOrigin{path, 0, 0, {}}, "", "cannot open the file");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return load_problem_text(buf.str(), path);
-}
+Problem load_problem_file(const std::string& path) { return load_problem_text(arch::read_text_file(path), path); }
 
 }  // namespace attnsim::workloads

@@ -1,0 +1,318 @@
+#include "sweep/sweep_spec.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <set>
+
+#include <toml++/toml.h>
+
+#include "arch/arch_locator.h"
+#include "arch/config_error.h"
+#include "arch/toml_parse.h"
+#include "workloads/problem_toml.h"
+
+namespace attnsim::sweep {
+
+using arch::ConfigError;
+using arch::ValueOrigin;
+
+namespace {
+
+ValueOrigin at(const std::string& file, const toml::node& n) {
+  return ValueOrigin{file, n.source().begin.line, n.source().begin.column, {}};
+}
+
+// A scalar TOML value as JSON. Contract: throws unless a string, integer, float or boolean.
+ordered_json scalar(const std::string& file, const std::string& key, const toml::node& n) {
+  if (const auto* s = n.as_string()) return s->get();
+  if (const auto* i = n.as_integer()) return i->get();
+  if (const auto* f = n.as_floating_point()) return f->get();
+  if (const auto* b = n.as_boolean()) return b->get();
+  throw ConfigError(at(file, n), key, "expected a string, number or boolean");
+}
+
+// A problem field's value: a scalar, or [left, right] for the window.
+ordered_json problem_value(const std::string& file, const std::string& key, const toml::node& n) {
+  if (const auto* a = n.as_array()) {
+    ordered_json out = ordered_json::array();
+    for (const auto& e : *a) out.push_back(scalar(file, key, e));
+    return out;
+  }
+  return scalar(file, key, n);
+}
+
+std::string checked_string(const std::string& file, const std::string& key, const toml::node& n) {
+  if (!n.is_string()) throw ConfigError(at(file, n), key, "expected a string");
+  return std::string(n.as_string()->get());
+}
+
+// The problem keys a sweep accepts: the problem file's, plus `seqlen` and `head_dim`, which set
+// both of their pair.
+const std::set<std::string>& problem_keys() {
+  static const std::set<std::string> keys{"batch",      "heads_q", "heads_kv", "seqlen_q", "seqlen_k", "seqlen",
+                                          "head_dim_qk", "head_dim_v", "head_dim", "dtype", "causal", "window",
+                                          "layout"};
+  return keys;
+}
+
+// Sets a problem key in `problem` (JSON object), expanding the shorthands.
+void set_problem_key(ordered_json& problem, const std::string& key, const ordered_json& value) {
+  if (key == "seqlen") {
+    problem["seqlen_q"] = value;
+    problem["seqlen_k"] = value;
+  } else if (key == "head_dim") {
+    problem["head_dim_qk"] = value;
+    problem["head_dim_v"] = value;
+  } else {
+    problem[key] = value;
+  }
+}
+
+toml::table to_toml(const ordered_json& problem) {
+  toml::table t;
+  for (const auto& [k, v] : problem.items()) {
+    if (v.is_string()) t.insert(k, v.get<std::string>());
+    else if (v.is_boolean()) t.insert(k, v.get<bool>());
+    else if (v.is_number_integer()) t.insert(k, v.get<std::int64_t>());
+    else if (v.is_number_float()) t.insert(k, v.get<double>());
+    else if (v.is_array()) {
+      toml::array a;
+      for (const auto& e : v) {
+        if (e.is_number_integer()) a.push_back(e.get<std::int64_t>());
+        else a.push_back(e.dump());
+      }
+      t.insert(k, std::move(a));
+    }
+  }
+  return t;
+}
+
+workloads::Problem build_problem(const ordered_json& problem, const std::string& origin) {
+  return workloads::load_problem_table(to_toml(problem), origin);
+}
+
+// Where an axis key applies. Contract: throws naming the key when it is none of the namespaces.
+void check_axis_key(const std::string& file, const toml::node& n, const std::string& key) {
+  if (key == "arch" || key == "kernel" || key == "direction") return;
+  const auto dot = key.find('.');
+  const std::string ns = key.substr(0, dot);
+  const std::string rest = dot == std::string::npos ? "" : key.substr(dot + 1);
+  if ((ns == "arch" || ns == "kernel") && !rest.empty()) return;
+  if (ns == "problem" && problem_keys().count(rest)) return;
+  if (ns == "problem") {
+    throw ConfigError(at(file, n), key,
+                      "unknown problem field (fields: batch, heads_q, heads_kv, seqlen, seqlen_q, seqlen_k, head_dim, "
+                      "head_dim_qk, head_dim_v, dtype, causal, window, layout)");
+  }
+  throw ConfigError(at(file, n), key,
+                    "unknown axis key; expected arch, arch.<config key>, problem.<field>, kernel, kernel.<schedule field> "
+                    "or direction");
+}
+
+Axis parse_axis(const std::string& file, const toml::table& t) {
+  Axis axis;
+  for (const auto& [k, v] : t) {
+    const std::string key(k.str());
+    check_axis_key(file, v, key);
+    const toml::array* list = v.as_array();
+    if (!list || list->empty()) throw ConfigError(at(file, v), key, "expected a non-empty list of values");
+    std::vector<ordered_json> values;
+    for (const auto& e : *list) {
+      values.push_back(key.rfind("problem.", 0) == 0 ? problem_value(file, key, e) : scalar(file, key, e));
+    }
+    if (!axis.keys.empty() && values.size() != axis.size()) {
+      throw ConfigError(at(file, v), key,
+                        "has " + std::to_string(values.size()) + " values but " + axis.keys.front() + " in the same [[axis]] has " +
+                            std::to_string(axis.size()) + "; keys of one [[axis]] advance together, so their lists must be "
+                            "equally long (use separate [[axis]] tables for a cartesian product)");
+    }
+    axis.keys.push_back(key);
+    axis.values.push_back(std::move(values));
+  }
+  if (axis.keys.empty()) throw ConfigError(ValueOrigin{file, t.source().begin.line, t.source().begin.column, {}}, "axis", "an [[axis]] table needs at least one key");
+  return axis;
+}
+
+// The base problem as JSON, with the shorthands expanded.
+ordered_json parse_base_problem(const std::string& file, const toml::table& t) {
+  ordered_json problem = ordered_json::object();
+  for (const auto& [k, v] : t) {
+    const std::string key(k.str());
+    if (!problem_keys().count(key)) {
+      throw ConfigError(at(file, v), "base.problem." + key,
+                        "unknown problem field (fields: batch, heads_q, heads_kv, seqlen, seqlen_q, seqlen_k, head_dim, "
+                        "head_dim_qk, head_dim_v, dtype, causal, window, layout)");
+    }
+    set_problem_key(problem, key, problem_value(file, "base.problem." + key, v));
+  }
+  return problem;
+}
+
+// Applies one axis value to a point under construction.
+struct PointDraft {
+  ordered_json problem;
+  std::string kernel_preset;
+  std::string kernel_fields;  // ",field=value..." in order
+  report::PointSpec spec;
+};
+
+void apply(PointDraft& d, const std::string& key, const ordered_json& value) {
+  if (key == "arch") d.spec.arch = value_text(value);
+  else if (key == "direction") d.spec.direction = value_text(value);
+  else if (key == "kernel") d.kernel_preset = value_text(value);
+  else if (key.rfind("arch.", 0) == 0) d.spec.sets.push_back(key.substr(5) + "=" + value_text(value));
+  else if (key.rfind("kernel.", 0) == 0) d.kernel_fields += "," + key.substr(7) + "=" + value_text(value);
+  else if (key.rfind("problem.", 0) == 0) set_problem_key(d.problem, key.substr(8), value);
+}
+
+std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (const unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string hex16(std::uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+}  // namespace
+
+std::size_t SweepSpec::point_count() const {
+  std::size_t n = 1;
+  for (const auto& a : axes) n *= a.size();
+  return n;
+}
+
+std::string value_text(const ordered_json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_array()) {
+    std::string s;
+    for (const auto& e : v) s += (s.empty() ? "" : ":") + value_text(e);
+    return s;
+  }
+  return v.dump();
+}
+
+SweepSpec load_sweep_text(const std::string& text, const std::string& file) {
+  const toml::table doc = arch::parse_toml(text, file);
+  SweepSpec s;
+  s.file = file;
+  s.text = text;
+  for (const auto& [k, v] : doc) {
+    if (k.str() != "base" && k.str() != "axis") {
+      throw ConfigError(at(file, v), std::string(k.str()), "unknown table; a sweep has [base] and [[axis]] tables");
+    }
+  }
+  const toml::table* base = doc["base"].as_table();
+  if (!base) throw ConfigError(ValueOrigin{file, 0, 0, {}}, "base", "missing table [base]");
+  const toml::table* problem = nullptr;
+  std::string kernel = s.base.kernel;
+  for (const auto& [k, v] : *base) {
+    const std::string key(k.str());
+    if (key == "arch") s.base.arch = checked_string(file, "base.arch", v);
+    else if (key == "kernel") kernel = checked_string(file, "base.kernel", v);
+    else if (key == "direction") s.base.direction = checked_string(file, "base.direction", v);
+    else if (key == "problem" && v.is_table()) problem = v.as_table();
+    else if (key == "set" && v.is_array()) {
+      for (const auto& e : *v.as_array()) s.base.sets.push_back(checked_string(file, "base.set", e));
+    } else {
+      throw ConfigError(at(file, v), "base." + key,
+                        "unknown key; [base] has arch, set = [\"key=value\", ...], kernel, direction and [base.problem]");
+    }
+  }
+  s.base.kernel = kernel;
+  if (!problem) throw ConfigError(ValueOrigin{file, 0, 0, {}}, "base.problem", "missing table [base.problem]");
+  const ordered_json base_problem = parse_base_problem(file, *problem);
+  s.base.problem = build_problem(base_problem, file + " [base.problem]");
+  report::parse_directions(s.base.direction, file + " base.direction");
+  if (const toml::node* axes = doc.get("axis")) {
+    const toml::array* list = axes->as_array();
+    if (!list || !list->is_array_of_tables()) throw ConfigError(at(file, *axes), "axis", "expected [[axis]] tables");
+    for (const auto& t : *list) s.axes.push_back(parse_axis(file, *t.as_table()));
+  }
+  return s;
+}
+
+SweepSpec load_sweep_file(const std::string& path) { return load_sweep_text(arch::read_text_file(path), path); }
+
+std::vector<SweepPoint> expand(const SweepSpec& s, std::vector<std::string>* error_of) {
+  // The base problem as JSON again, so that axis values can replace its fields.
+  ordered_json base_problem = {
+      {"batch", s.base.problem.batch},         {"heads_q", s.base.problem.heads_q},
+      {"heads_kv", s.base.problem.heads_kv},   {"seqlen_q", s.base.problem.seqlen_q},
+      {"seqlen_k", s.base.problem.seqlen_k},   {"head_dim_qk", s.base.problem.head_dim_qk},
+      {"head_dim_v", s.base.problem.head_dim_v}, {"dtype", std::string(arch::to_string(s.base.problem.dtype))},
+      {"causal", s.base.problem.causal ? ordered_json(std::string(workloads::to_string(s.base.problem.align))) : ordered_json(false)},
+      {"layout", std::string(workloads::to_string(s.base.problem.layout))}};
+  if (s.base.problem.window) base_problem["window"] = {s.base.problem.window->left, s.base.problem.window->right};
+  const std::string base_preset = s.base.kernel.substr(0, s.base.kernel.find(','));
+  const std::string base_fields = s.base.kernel.find(',') == std::string::npos ? "" : s.base.kernel.substr(s.base.kernel.find(','));
+
+  const std::size_t n = s.point_count();
+  std::vector<SweepPoint> points;
+  points.reserve(n);
+  if (error_of) error_of->assign(n, "");
+  std::vector<std::size_t> pos(s.axes.size(), 0);  // odometer, last axis fastest
+  for (std::size_t i = 0; i < n; ++i) {
+    PointDraft d{base_problem, base_preset, base_fields, s.base};
+    SweepPoint p;
+    p.index = i;
+    p.params = ordered_json::object();
+    for (std::size_t a = 0; a < s.axes.size(); ++a) {
+      for (std::size_t k = 0; k < s.axes[a].keys.size(); ++k) {
+        const ordered_json& v = s.axes[a].values[k][pos[a]];
+        p.params[s.axes[a].keys[k]] = v;
+        apply(d, s.axes[a].keys[k], v);
+      }
+    }
+    d.spec.kernel = d.kernel_preset + d.kernel_fields;
+    try {
+      d.spec.problem = build_problem(d.problem, s.file + " point " + std::to_string(i));
+    } catch (const ConfigError& e) {
+      if (!error_of) throw;
+      (*error_of)[i] = e.what();
+    }
+    p.spec = d.spec;
+    p.id = point_id(p.spec);
+    if (error_of && !(*error_of)[i].empty()) p.id = hex16(fnv1a(p.params.dump() + (*error_of)[i]));
+    points.push_back(std::move(p));
+    for (std::size_t a = s.axes.size(); a-- > 0;) {
+      if (++pos[a] < s.axes[a].size()) break;
+      pos[a] = 0;
+    }
+  }
+  return points;
+}
+
+ordered_json canonical_spec(const report::PointSpec& spec) {
+  const workloads::Problem& p = spec.problem;
+  ordered_json arch_file = nullptr;
+  try {
+    arch_file = hex16(fnv1a(arch::read_text_file(arch::resolve_arch(spec.arch))));
+  } catch (const ConfigError&) {
+    // An unknown arch fails the point when it runs; its id still depends on the name.
+  }
+  return ordered_json{
+      {"attnsim", ATTNSIM_VERSION},
+      {"arch", spec.arch},
+      {"arch_file_fnv1a", arch_file},
+      {"set", spec.sets},
+      {"problem",
+       {{"batch", p.batch}, {"heads_q", p.heads_q}, {"heads_kv", p.heads_kv}, {"seqlen_q", p.seqlen_q},
+        {"seqlen_k", p.seqlen_k}, {"head_dim_qk", p.head_dim_qk}, {"head_dim_v", p.head_dim_v},
+        {"dtype", std::string(arch::to_string(p.dtype))}, {"causal", p.causal},
+        {"align", std::string(workloads::to_string(p.align))},
+        {"window", p.window ? ordered_json{p.window->left, p.window->right} : ordered_json(nullptr)},
+        {"layout", std::string(workloads::to_string(p.layout))}}},
+      {"kernel", spec.kernel},
+      {"direction", spec.direction}};
+}
+
+std::string point_id(const report::PointSpec& spec) { return hex16(fnv1a(canonical_spec(spec).dump())); }
+
+}  // namespace attnsim::sweep
