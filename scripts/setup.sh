@@ -16,6 +16,7 @@ packages=(
   nlohmann-json3-dev   # JSON output
   libopenmpi-dev       # Open MPI: cluster sweeps
   openmpi-bin          # mpirun
+  chromium             # headless browser: the sweep report test
 )
 if [[ "${1:-}" == "--hip" ]]; then
   packages+=(hipcc libamdhip64-dev)

@@ -260,6 +260,9 @@ class KernelRun {
   // The power controller: sets the engine clock for the next interval from the activity of the
   // last one (matrix pipes' busy fraction, HBM traffic over its peak), as the clock model says.
   void control(Tick now) {
+    // The last workgroup may retire before a pending control event: the kernel is over, and its
+    // clock integral must end at its last retirement, not here.
+    if (active_ == 0) return;
     Tick matrix = 0;
     for (const ComputeUnit& cu : cus_) matrix += cu.matrix_busy();
     std::uint64_t hbm = 0;

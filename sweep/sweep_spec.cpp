@@ -1,6 +1,7 @@
 #include "sweep/sweep_spec.h"
 
 #include <cstdint>
+#include <algorithm>
 #include <cstdio>
 #include <set>
 
@@ -109,10 +110,22 @@ void check_axis_key(const std::string& file, const toml::node& n, const std::str
                     "or direction");
 }
 
+// A table's entries in the order they appear in the file (toml++ keeps tables sorted by key).
+std::vector<std::pair<std::string, const toml::node*>> in_file_order(const toml::table& t) {
+  std::vector<std::pair<std::string, const toml::node*>> entries;
+  for (const auto& [k, v] : t) entries.emplace_back(std::string(k.str()), &v);
+  std::stable_sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+    const auto& x = a.second->source().begin;
+    const auto& y = b.second->source().begin;
+    return x.line != y.line ? x.line < y.line : x.column < y.column;
+  });
+  return entries;
+}
+
 Axis parse_axis(const std::string& file, const toml::table& t) {
   Axis axis;
-  for (const auto& [k, v] : t) {
-    const std::string key(k.str());
+  for (const auto& [key, node] : in_file_order(t)) {
+    const toml::node& v = *node;
     check_axis_key(file, v, key);
     const toml::array* list = v.as_array();
     if (!list || list->empty()) throw ConfigError(at(file, v), key, "expected a non-empty list of values");

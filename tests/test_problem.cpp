@@ -71,6 +71,13 @@ TEST_CASE("a problem TOML file loads strictly") {
   REQUIRE(p.window.has_value());
   CHECK(p.window->left == 64);
   CHECK(p.layout == Layout::bhsd);
+  // causal = true is FlashAttention's bottom-right diagonal, as --causal is.
+  std::string plain = good;
+  const std::string masked = "causal = \"top_left\"\nwindow = [64, 0]";
+  plain.replace(plain.find(masked), masked.size(), "causal = true");
+  const Problem t = load_problem_text(plain, "p.toml");
+  CHECK(t.causal);
+  CHECK(t.align == CausalAlign::bottom_right);
   try {
     load_problem_text(good + "heads = 3\n", "p.toml");
     FAIL("expected an error");

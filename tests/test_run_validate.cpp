@@ -50,6 +50,25 @@ TEST_CASE("run --json has the documented keys and consistent totals") {
   CHECK(j["traffic"]["l2_fabric_write_bytes"] == j["counters"]["WRITE_SIZE_bytes"]);
 }
 
+TEST_CASE("each kernel's reported clock is a time average within the clocks it ran at") {
+  // Regression: a control interval that ended after the kernel's last workgroup pushed the clock
+  // integral past the kernel's end (time averages of 2363 MHz and -1041 MHz on MI300X, whose peak is
+  // 2100 MHz).
+  for (const char* args : {"--heads 32:8 --seqlen 1024", "--heads 16:4 --seqlen 2048 --no-causal"}) {
+    CAPTURE(args);
+    const Run r = run_attnsim(std::string("run --json ") + args, false);
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    for (const auto& k : j["kernels"]) {
+      CAPTURE(k["name"].get<std::string>());
+      const double mhz = k["clock"]["engine_mhz"].get<double>();
+      CHECK(mhz >= k["clock"]["min_mhz"].get<double>() - 1e-6);
+      CHECK(mhz <= k["clock"]["max_mhz"].get<double>() + 1e-6);
+      CHECK(k["clock"]["max_mhz"].get<double>() <= 2100 + 1e-6);
+    }
+  }
+}
+
 TEST_CASE("run --trace writes a Chrome trace with a span per workgroup and bandwidth counters") {
   const auto path = (std::filesystem::temp_directory_path() / "attnsim_trace_test.json").string();
   const Run r = run_attnsim("run --json --direction fwd --trace " + path + " " + kSmall);

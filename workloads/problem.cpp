@@ -115,14 +115,14 @@ Problem load_problem_table(const toml::table& t, const std::string& file) {
   p.dtype = *arch::parse_dtype(dtype);  // text_of admitted only the three names
   p.layout = text_of("layout", {"bshd", "bhsd"}) == "bshd" ? Layout::bshd : Layout::bhsd;
   const toml::node* c = t.get("causal");
-  if (!c) throw ConfigError(ValueOrigin{file, 0, 0, {}}, "causal", "missing; expected false, \"top_left\" or \"bottom_right\"");
-  if (c->is_boolean() && !c->as_boolean()->get()) {
-    p.causal = false;
+  if (!c) throw ConfigError(ValueOrigin{file, 0, 0, {}}, "causal", "missing; expected false, true (= \"bottom_right\"), \"top_left\" or \"bottom_right\"");
+  if (c->is_boolean()) {
+    p.causal = c->as_boolean()->get();  // true: FlashAttention's bottom-right diagonal, as --causal
   } else if (c->is_string() && (c->as_string()->get() == "top_left" || c->as_string()->get() == "bottom_right")) {
     p.causal = true;
     p.align = c->as_string()->get() == "top_left" ? CausalAlign::top_left : CausalAlign::bottom_right;
   } else {
-    throw ConfigError(at(file, *c), "causal", "expected false, \"top_left\" or \"bottom_right\"");
+    throw ConfigError(at(file, *c), "causal", "expected false, true (= \"bottom_right\"), \"top_left\" or \"bottom_right\"");
   }
   if (const toml::node* w = t.get("window")) {
     const toml::array* a = w->as_array();
