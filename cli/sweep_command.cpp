@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <set>
 
 #include <unistd.h>
 
@@ -25,11 +26,28 @@ struct SweepState {
   bool retry_failed = false;
   bool mpi = false;
   bool quiet = false;
+  bool list = false;
   std::vector<std::string> merge_dirs;
   std::string merge_out;
   std::string report_dir;
   std::string report_out;
 };
+
+// Prints every point (index, id, parameters, or why it cannot be built) without simulating.
+void list_points(const std::string& spec_path) {
+  const sweep::SweepSpec spec = sweep::load_sweep_file(spec_path);
+  std::vector<std::string> errors;
+  const auto points = sweep::expand(spec, &errors);
+  std::size_t distinct = 0;
+  std::set<std::string> seen;
+  for (const auto& p : points) {
+    if (seen.insert(p.id).second) ++distinct;
+    std::cout << p.index << " " << p.id << " " << p.params.dump();
+    if (!errors[p.index].empty()) std::cout << "  invalid: " << errors[p.index];
+    std::cout << "\n";
+  }
+  std::cout << points.size() << " points, " << distinct << " distinct\n";
+}
 
 void run(const SweepState& st, int& exit_code) {
   const bool tty = ::isatty(STDERR_FILENO) != 0;
@@ -73,9 +91,11 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
   c->add_flag("--retry-failed", st->retry_failed, "simulate recorded failures again");
   c->add_flag("--mpi", st->mpi, "ranks of an MPI job share the points (mpirun -np N attnsim sweep ... --mpi)");
   c->add_flag("-q,--quiet", st->quiet, "no progress lines (the summary is still printed)");
+  c->add_flag("--list", st->list, "print every point (index, id, parameters) and their count; simulate nothing");
   c->footer(
       "Examples:\n"
       "  attnsim sweep configs/sweeps/mi300x_lds_blocks.toml -o lds          every core of this machine\n"
+      "  attnsim sweep spec.toml --list                                      the points, without simulating\n"
       "  attnsim sweep spec.toml -o out --shard 3/16                         one shard of a job array\n"
       "  mpirun -np 64 attnsim sweep spec.toml -o out --mpi                  MPI ranks\n"
       "  attnsim sweep merge shard0 shard1 -o all                             merge shard directories\n"
@@ -105,6 +125,7 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
   c->callback([c, st, &exit_code] {
     if (!c->get_subcommands().empty()) return;
     if (st->spec.empty()) throw CLI::RequiredError("spec (or a subcommand: merge, report)");
+    if (st->list) return list_points(st->spec);
     if (st->out.empty()) throw CLI::RequiredError("-o,--out");
     run(*st, exit_code);
   });

@@ -301,6 +301,13 @@ TEST_CASE("the report page has a TFLOP/s line chart a time line chart and traffi
   fs::remove_all(dir);
 }
 
+TEST_CASE("attnsim sweep --list prints the points without simulating") {
+  const auto r = run_attnsim("sweep " + kTiny + " --list", false);
+  CHECK(r.exit_code == 0);
+  CHECK(contains(r.out, R"({"arch.cu.lds_size":"160KiB","problem.seqlen":512,"problem.causal":"bottom_right"})"));
+  CHECK(contains(r.out, "\n6 points, 6 distinct\n"));
+}
+
 TEST_CASE("attnsim sweep exits 2 with a clear message on bad input") {
   auto r = run_attnsim("sweep " + kTiny);
   CHECK(r.exit_code == 2);
