@@ -1,6 +1,8 @@
 // Sweeps: spec expansion, identity of points, parallel runs, resume, shards, merge, the report.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -13,6 +15,7 @@
 #include "cli_runner.h"
 #include "sweep/html_report.h"
 #include "sweep/merge.h"
+#include "sweep/progress.h"
 #include "sweep/result_store.h"
 #include "sweep/sweep_runner.h"
 #include "sweep/sweep_spec.h"
@@ -340,4 +343,25 @@ TEST_CASE("the example sweeps in configs/sweeps load and every point's overrides
     }
   }
   CHECK(files == 4);
+}
+
+TEST_CASE("progress prints plain lines off a terminal and redraws one line on it") {
+  std::ostringstream plain;
+  Progress p(plain, 3, false, std::chrono::seconds(0));
+  p.done(false);
+  p.done(true);
+  p.finish();
+  const std::string s = plain.str();
+  CHECK(s.rfind("sweep: 1/3 points (0 failed)  ", 0) == 0);
+  CHECK(contains(s, "\nsweep: 2/3 points (1 failed)  "));
+  CHECK(contains(s, " points/s  elapsed "));
+  CHECK(contains(s, "  ETA "));
+  CHECK(std::count(s.begin(), s.end(), '\n') == 3);
+  std::ostringstream tty;
+  Progress t(tty, 2, true);
+  t.done(false);
+  t.finish();
+  const std::string drawn = tty.str();
+  CHECK(drawn.rfind("\r[###############...............] 1/2 points", 0) == 0);
+  CHECK(std::count(drawn.begin(), drawn.end(), '\n') == 1);  // only after the last redraw
 }
