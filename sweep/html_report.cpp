@@ -224,9 +224,7 @@ std::string sweep_report_html(const ordered_json& manifest, const std::vector<or
 }
 
 void write_sweep_report(const std::filesystem::path& dir, const std::filesystem::path& out) {
-  if (!std::filesystem::is_directory(dir)) {
-    throw arch::ConfigError(arch::ValueOrigin{dir.string(), 0, 0, {}}, "DIR", "not a directory");
-  }
+  require_sweep_dir(dir);
   const ResultStore store(dir);
   const ordered_json manifest = store.read_manifest();
   const std::filesystem::path results = dir / "results.jsonl";

@@ -12,9 +12,7 @@ MergeSummary merge_sweeps(const std::vector<std::filesystem::path>& dirs, const 
   std::vector<ResultStore> stores;
   std::vector<ordered_json> manifests;
   for (const auto& d : dirs) {
-    if (!std::filesystem::is_directory(d)) {
-      throw arch::ConfigError(arch::ValueOrigin{d.string(), 0, 0, {}}, "DIR", "not a directory");
-    }
+    require_sweep_dir(d);
     stores.emplace_back(d);
     manifests.push_back(stores.back().read_manifest());
     if (manifests.back()["points"] != manifests.front()["points"]) {

@@ -84,6 +84,14 @@ void ResultStore::save(const PointRecord& record) const {
   write_file_atomically(dir_ / "points" / (record.at("id").get<std::string>() + ".json"), record.dump() + "\n");
 }
 
+void require_sweep_dir(const fs::path& dir) {
+  if (!fs::is_directory(dir)) throw ConfigError(ValueOrigin{dir.string(), 0, 0, {}}, "DIR", "not a directory");
+  if (!fs::exists(dir / "sweep.json")) {
+    throw ConfigError(ValueOrigin{(dir / "sweep.json").string(), 0, 0, {}}, "DIR",
+                      "missing; is this a directory written by attnsim sweep?");
+  }
+}
+
 ordered_json manifest_of(const SweepSpec& spec, const std::vector<SweepPoint>& points) {
   ordered_json m{{"attnsim", ATTNSIM_VERSION}, {"spec_file", spec.file}, {"spec_text", spec.text}};
   ordered_json axes = ordered_json::array();

@@ -42,6 +42,10 @@ class ResultStore {
   std::filesystem::path dir_;
 };
 
+// Checks, without creating anything, that `dir` is a results directory (it has a manifest).
+// Contract: throws arch::ConfigError naming the directory or its missing manifest.
+void require_sweep_dir(const std::filesystem::path& dir);
+
 // The manifest of a sweep: attnsim version, spec file and text, and each point's id and params.
 ordered_json manifest_of(const SweepSpec& spec, const std::vector<SweepPoint>& points);
 

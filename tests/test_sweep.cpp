@@ -325,6 +325,17 @@ TEST_CASE("attnsim sweep exits 2 with a clear message on bad input") {
   CHECK(contains(r.out, "not a directory"));
   r = run_attnsim("sweep merge /nonexistent_dir_attnsim -o /tmp/y");
   CHECK(r.exit_code == 2);
+  // A directory that is not a sweep's is refused and left as it was.
+  const fs::path plain = fresh_dir("plain");
+  fs::create_directories(plain);
+  r = run_attnsim("sweep report " + plain.string());
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.out, "sweep.json"));
+  r = run_attnsim("sweep merge " + plain.string() + " -o " + plain.string() + "_out");
+  CHECK(r.exit_code == 2);
+  CHECK(fs::is_empty(plain));
+  CHECK_FALSE(fs::exists(plain.string() + "_out"));
+  fs::remove_all(plain);
 }
 
 TEST_CASE("the example sweeps in configs/sweeps load and every point's overrides and kernel are valid") {
