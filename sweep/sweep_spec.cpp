@@ -161,6 +161,25 @@ ordered_json parse_base_problem(const std::string& file, const toml::table& t) {
   return problem;
 }
 
+// The base problem. The problem loader sees a rebuilt table (shorthands expanded), which has no
+// source positions; its errors are re-pointed at the key's line in the spec.
+workloads::Problem build_base_problem(const std::string& file, const toml::table& t) {
+  try {
+    return build_problem(parse_base_problem(file, t), file + " [base.problem]");
+  } catch (const ConfigError& e) {
+    const std::string m = e.what();
+    const auto k0 = m.find("key '");
+    const auto k1 = k0 == std::string::npos ? k0 : m.find("': ", k0 + 5);
+    if (k1 == std::string::npos) throw;
+    const std::string key = m.substr(k0 + 5, k1 - k0 - 5);
+    const toml::node* n = t.get(key);
+    if (!n && (key == "seqlen_q" || key == "seqlen_k")) n = t.get("seqlen");
+    if (!n && (key == "head_dim_qk" || key == "head_dim_v")) n = t.get("head_dim");
+    if (!n) throw;
+    throw ConfigError(at(file, *n), "base.problem." + key, m.substr(k1 + 3));
+  }
+}
+
 // Applies one axis value to a point under construction.
 struct PointDraft {
   ordered_json problem;
@@ -240,8 +259,7 @@ SweepSpec load_sweep_text(const std::string& text, const std::string& file) {
   }
   s.base.kernel = kernel;
   if (!problem) throw ConfigError(ValueOrigin{file, 0, 0, {}}, "base.problem", "missing table [base.problem]");
-  const ordered_json base_problem = parse_base_problem(file, *problem);
-  s.base.problem = build_problem(base_problem, file + " [base.problem]");
+  s.base.problem = build_base_problem(file, *problem);
   report::parse_directions(s.base.direction, file + " base.direction");
   if (const toml::node* axes = doc.get("axis")) {
     const toml::array* list = axes->as_array();

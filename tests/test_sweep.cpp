@@ -145,6 +145,13 @@ TEST_CASE("bad sweep specs name the file position and the key") {
   CHECK(contains(error_of(kBase + "[[axis]]\n\"arch\" = [{a = 1}]\n"), "expected a string, number or boolean"));
   CHECK(contains(error_of("[base]\narch = \"mi300x\"\n"), "missing table [base.problem]"));
   CHECK(contains(error_of(kBase + "weird = 1\n"), "base.problem.weird"));
+  // Errors of the base problem's values point at their line, shorthands included.
+  CHECK(contains(error_of(std::string(kBase).replace(kBase.find("batch = 1"), 9, "batch = 0")),
+                 "s.toml:7:9: error: key 'base.problem.batch': expected an integer"));
+  CHECK(contains(error_of(std::string(kBase).replace(kBase.find("seqlen = 256"), 12, "seqlen = -4")),
+                 "s.toml:10:10: error: key 'base.problem.seqlen_q'"));
+  CHECK(contains(error_of(std::string(kBase).replace(kBase.find("heads_kv = 1"), 12, "heads_kv = 3")),
+                 "key 'base.problem.heads_q': 2 is not a multiple of heads_kv = 3"));
   CHECK(contains(error_of("[base]\nweird = 1\n" + kBase.substr(7)), "s.toml:2:9: error: key 'base.weird'"));
   CHECK(contains(error_of(std::string(kBase).replace(kBase.find("direction = \"fwd\""), 17, "direction = \"up\"")),
                  "expected fwd, bwd or both"));
