@@ -26,6 +26,6 @@ std::string compose(const ValueOrigin& origin, const std::string& key, const std
 }  // namespace
 
 ConfigError::ConfigError(const ValueOrigin& origin, const std::string& key, const std::string& problem)
-    : std::runtime_error(compose(origin, key, problem)) {}
+    : std::runtime_error(compose(origin, key, problem)), key_(key), problem_(problem) {}
 
 }  // namespace attnsim::arch

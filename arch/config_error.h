@@ -26,6 +26,14 @@ class ConfigError : public std::runtime_error {
  public:
   ConfigError(const ValueOrigin& origin, const std::string& key, const std::string& problem);
   explicit ConfigError(const std::string& message) : std::runtime_error(message) {}
+
+  // The parts of the message, for re-raising at another origin; empty for a plain message.
+  const std::string& key() const { return key_; }
+  const std::string& problem() const { return problem_; }
+
+ private:
+  std::string key_;
+  std::string problem_;
 };
 
 }  // namespace attnsim::arch

@@ -167,16 +167,12 @@ workloads::Problem build_base_problem(const std::string& file, const toml::table
   try {
     return build_problem(parse_base_problem(file, t), file + " [base.problem]");
   } catch (const ConfigError& e) {
-    const std::string m = e.what();
-    const auto k0 = m.find("key '");
-    const auto k1 = k0 == std::string::npos ? k0 : m.find("': ", k0 + 5);
-    if (k1 == std::string::npos) throw;
-    const std::string key = m.substr(k0 + 5, k1 - k0 - 5);
-    const toml::node* n = t.get(key);
+    const std::string& key = e.key();
+    const toml::node* n = key.empty() ? nullptr : t.get(key);
     if (!n && (key == "seqlen_q" || key == "seqlen_k")) n = t.get("seqlen");
     if (!n && (key == "head_dim_qk" || key == "head_dim_v")) n = t.get("head_dim");
     if (!n) throw;
-    throw ConfigError(at(file, *n), "base.problem." + key, m.substr(k1 + 3));
+    throw ConfigError(at(file, *n), "base.problem." + key, e.problem());
   }
 }
 
