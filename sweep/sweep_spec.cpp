@@ -56,6 +56,12 @@ const std::set<std::string>& problem_keys() {
   return keys;
 }
 
+std::string unknown_problem_field() {
+  std::string s = "unknown problem field (fields:";
+  for (const auto& k : problem_keys()) s += " " + k;
+  return s + ")";
+}
+
 // Sets a problem key in `problem` (JSON object), expanding the shorthands.
 void set_problem_key(ordered_json& problem, const std::string& key, const ordered_json& value) {
   if (key == "seqlen") {
@@ -100,11 +106,7 @@ void check_axis_key(const std::string& file, const toml::node& n, const std::str
   const std::string rest = dot == std::string::npos ? "" : key.substr(dot + 1);
   if ((ns == "arch" || ns == "kernel") && !rest.empty()) return;
   if (ns == "problem" && problem_keys().count(rest)) return;
-  if (ns == "problem") {
-    throw ConfigError(at(file, n), key,
-                      "unknown problem field (fields: batch, heads_q, heads_kv, seqlen, seqlen_q, seqlen_k, head_dim, "
-                      "head_dim_qk, head_dim_v, dtype, causal, window, layout)");
-  }
+  if (ns == "problem") throw ConfigError(at(file, n), key, unknown_problem_field());
   throw ConfigError(at(file, n), key,
                     "unknown axis key; expected arch, arch.<config key>, problem.<field>, kernel, kernel.<schedule field> "
                     "or direction");
@@ -151,11 +153,7 @@ ordered_json parse_base_problem(const std::string& file, const toml::table& t) {
   ordered_json problem = ordered_json::object();
   for (const auto& [k, v] : t) {
     const std::string key(k.str());
-    if (!problem_keys().count(key)) {
-      throw ConfigError(at(file, v), "base.problem." + key,
-                        "unknown problem field (fields: batch, heads_q, heads_kv, seqlen, seqlen_q, seqlen_k, head_dim, "
-                        "head_dim_qk, head_dim_v, dtype, causal, window, layout)");
-    }
+    if (!problem_keys().count(key)) throw ConfigError(at(file, v), "base.problem." + key, unknown_problem_field());
     set_problem_key(problem, key, problem_value(file, "base.problem." + key, v));
   }
   return problem;
@@ -163,9 +161,9 @@ ordered_json parse_base_problem(const std::string& file, const toml::table& t) {
 
 // The base problem. The problem loader sees a rebuilt table (shorthands expanded), which has no
 // source positions; its errors are re-pointed at the key's line in the spec.
-workloads::Problem build_base_problem(const std::string& file, const toml::table& t) {
+workloads::Problem build_base_problem(const std::string& file, const toml::table& t, const ordered_json& problem) {
   try {
-    return build_problem(parse_base_problem(file, t), file + " [base.problem]");
+    return build_problem(problem, file + " [base.problem]");
   } catch (const ConfigError& e) {
     const std::string& key = e.key();
     const toml::node* n = key.empty() ? nullptr : t.get(key);
@@ -239,11 +237,10 @@ SweepSpec load_sweep_text(const std::string& text, const std::string& file) {
   const toml::table* base = doc["base"].as_table();
   if (!base) throw ConfigError(ValueOrigin{file, 0, 0, {}}, "base", "missing table [base]");
   const toml::table* problem = nullptr;
-  std::string kernel = s.base.kernel;
   for (const auto& [k, v] : *base) {
     const std::string key(k.str());
     if (key == "arch") s.base.arch = checked_string(file, "base.arch", v);
-    else if (key == "kernel") kernel = checked_string(file, "base.kernel", v);
+    else if (key == "kernel") s.base.kernel = checked_string(file, "base.kernel", v);
     else if (key == "direction") s.base.direction = checked_string(file, "base.direction", v);
     else if (key == "problem" && v.is_table()) problem = v.as_table();
     else if (key == "set" && v.is_array()) {
@@ -253,9 +250,9 @@ SweepSpec load_sweep_text(const std::string& text, const std::string& file) {
                         "unknown key; [base] has arch, set = [\"key=value\", ...], kernel, direction and [base.problem]");
     }
   }
-  s.base.kernel = kernel;
   if (!problem) throw ConfigError(ValueOrigin{file, 0, 0, {}}, "base.problem", "missing table [base.problem]");
-  s.base.problem = build_base_problem(file, *problem);
+  s.base_problem = parse_base_problem(file, *problem);
+  s.base.problem = build_base_problem(file, *problem, s.base_problem);
   report::parse_directions(s.base.direction, file + " base.direction");
   if (const toml::node* axes = doc.get("axis")) {
     const toml::array* list = axes->as_array();
@@ -268,15 +265,6 @@ SweepSpec load_sweep_text(const std::string& text, const std::string& file) {
 SweepSpec load_sweep_file(const std::string& path) { return load_sweep_text(arch::read_text_file(path), path); }
 
 std::vector<SweepPoint> expand(const SweepSpec& s, std::vector<std::string>* error_of) {
-  // The base problem as JSON again, so that axis values can replace its fields.
-  ordered_json base_problem = {
-      {"batch", s.base.problem.batch},         {"heads_q", s.base.problem.heads_q},
-      {"heads_kv", s.base.problem.heads_kv},   {"seqlen_q", s.base.problem.seqlen_q},
-      {"seqlen_k", s.base.problem.seqlen_k},   {"head_dim_qk", s.base.problem.head_dim_qk},
-      {"head_dim_v", s.base.problem.head_dim_v}, {"dtype", std::string(arch::to_string(s.base.problem.dtype))},
-      {"causal", s.base.problem.causal ? ordered_json(std::string(workloads::to_string(s.base.problem.align))) : ordered_json(false)},
-      {"layout", std::string(workloads::to_string(s.base.problem.layout))}};
-  if (s.base.problem.window) base_problem["window"] = {s.base.problem.window->left, s.base.problem.window->right};
   const std::string base_preset = s.base.kernel.substr(0, s.base.kernel.find(','));
   const std::string base_fields = s.base.kernel.find(',') == std::string::npos ? "" : s.base.kernel.substr(s.base.kernel.find(','));
 
@@ -286,7 +274,7 @@ std::vector<SweepPoint> expand(const SweepSpec& s, std::vector<std::string>* err
   if (error_of) error_of->assign(n, "");
   std::vector<std::size_t> pos(s.axes.size(), 0);  // odometer, last axis fastest
   for (std::size_t i = 0; i < n; ++i) {
-    PointDraft d{base_problem, base_preset, base_fields, s.base};
+    PointDraft d{s.base_problem, base_preset, base_fields, s.base};
     SweepPoint p;
     p.index = i;
     p.params = ordered_json::object();

@@ -36,6 +36,7 @@ struct SweepSpec {
   std::string file;       // path as given, for messages
   std::string text;       // the file's text, kept with the results
   report::PointSpec base;
+  ordered_json base_problem;  // [base.problem] as read (shorthands expanded); axis values replace its fields
   std::vector<Axis> axes;
   std::size_t point_count() const;
 };
