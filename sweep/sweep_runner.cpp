@@ -78,7 +78,7 @@ SweepPlan plan_sweep(const SweepSpec& spec, const ResultStore& store, const Shar
 }
 
 PointRecord run_point(const SweepPoint& point, const std::string& expand_error) {
-  PointRecord r{{"id", point.id}, {"status", "ok"}, {"params", point.params}, {"spec", canonical_spec(point.spec)}};
+  PointRecord r{{"id", point.id}, {"status", "ok"}, {"params", point.params}, {"spec", point.canonical}};
   if (!expand_error.empty()) {
     r["status"] = "error";
     r["error"] = expand_error;

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <set>
 
 #include <toml++/toml.h>
@@ -206,6 +207,35 @@ std::string hex16(std::uint64_t v) {
   return buf;
 }
 
+// The hash of an arch config's contents, or null when the name does not resolve (the point then
+// fails when it runs; its id still depends on the name).
+ordered_json arch_file_hash(const std::string& arch) {
+  try {
+    return hex16(fnv1a(arch::read_text_file(arch::resolve_arch(arch))));
+  } catch (const ConfigError&) {
+    return nullptr;
+  }
+}
+
+// The canonical spec with the arch config's hash already known.
+ordered_json canonical_with(const report::PointSpec& spec, const ordered_json& arch_file) {
+  const workloads::Problem& p = spec.problem;
+  return ordered_json{
+      {"attnsim", ATTNSIM_VERSION},
+      {"arch", spec.arch},
+      {"arch_file_fnv1a", arch_file},
+      {"set", spec.sets},
+      {"problem",
+       {{"batch", p.batch}, {"heads_q", p.heads_q}, {"heads_kv", p.heads_kv}, {"seqlen_q", p.seqlen_q},
+        {"seqlen_k", p.seqlen_k}, {"head_dim_qk", p.head_dim_qk}, {"head_dim_v", p.head_dim_v},
+        {"dtype", std::string(arch::to_string(p.dtype))}, {"causal", p.causal},
+        {"align", std::string(workloads::to_string(p.align))},
+        {"window", p.window ? ordered_json{p.window->left, p.window->right} : ordered_json(nullptr)},
+        {"layout", std::string(workloads::to_string(p.layout))}}},
+      {"kernel", spec.kernel},
+      {"direction", spec.direction}};
+}
+
 }  // namespace
 
 std::size_t SweepSpec::point_count() const {
@@ -273,6 +303,7 @@ std::vector<SweepPoint> expand(const SweepSpec& s, std::vector<std::string>* err
   points.reserve(n);
   if (error_of) error_of->assign(n, "");
   std::vector<std::size_t> pos(s.axes.size(), 0);  // odometer, last axis fastest
+  std::map<std::string, ordered_json> arch_hashes;  // each arch config read once per expansion
   for (std::size_t i = 0; i < n; ++i) {
     PointDraft d{s.base_problem, base_preset, base_fields, s.base};
     SweepPoint p;
@@ -293,7 +324,10 @@ std::vector<SweepPoint> expand(const SweepSpec& s, std::vector<std::string>* err
       (*error_of)[i] = e.what();
     }
     p.spec = d.spec;
-    p.id = point_id(p.spec);
+    auto hash = arch_hashes.find(p.spec.arch);
+    if (hash == arch_hashes.end()) hash = arch_hashes.emplace(p.spec.arch, arch_file_hash(p.spec.arch)).first;
+    p.canonical = canonical_with(p.spec, hash->second);
+    p.id = hex16(fnv1a(p.canonical.dump()));
     if (error_of && !(*error_of)[i].empty()) p.id = hex16(fnv1a(p.params.dump() + (*error_of)[i]));
     points.push_back(std::move(p));
     for (std::size_t a = s.axes.size(); a-- > 0;) {
@@ -304,29 +338,7 @@ std::vector<SweepPoint> expand(const SweepSpec& s, std::vector<std::string>* err
   return points;
 }
 
-ordered_json canonical_spec(const report::PointSpec& spec) {
-  const workloads::Problem& p = spec.problem;
-  ordered_json arch_file = nullptr;
-  try {
-    arch_file = hex16(fnv1a(arch::read_text_file(arch::resolve_arch(spec.arch))));
-  } catch (const ConfigError&) {
-    // An unknown arch fails the point when it runs; its id still depends on the name.
-  }
-  return ordered_json{
-      {"attnsim", ATTNSIM_VERSION},
-      {"arch", spec.arch},
-      {"arch_file_fnv1a", arch_file},
-      {"set", spec.sets},
-      {"problem",
-       {{"batch", p.batch}, {"heads_q", p.heads_q}, {"heads_kv", p.heads_kv}, {"seqlen_q", p.seqlen_q},
-        {"seqlen_k", p.seqlen_k}, {"head_dim_qk", p.head_dim_qk}, {"head_dim_v", p.head_dim_v},
-        {"dtype", std::string(arch::to_string(p.dtype))}, {"causal", p.causal},
-        {"align", std::string(workloads::to_string(p.align))},
-        {"window", p.window ? ordered_json{p.window->left, p.window->right} : ordered_json(nullptr)},
-        {"layout", std::string(workloads::to_string(p.layout))}}},
-      {"kernel", spec.kernel},
-      {"direction", spec.direction}};
-}
+ordered_json canonical_spec(const report::PointSpec& spec) { return canonical_with(spec, arch_file_hash(spec.arch)); }
 
 std::string point_id(const report::PointSpec& spec) { return hex16(fnv1a(canonical_spec(spec).dump())); }
 

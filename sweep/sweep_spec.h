@@ -28,7 +28,8 @@ struct SweepPoint {
   std::size_t index = 0;     // position in the expansion, 0-based
   ordered_json params;       // axis key -> value, in axis order
   report::PointSpec spec;
-  std::string id;            // point_id(spec)
+  ordered_json canonical;    // canonical_spec(spec)
+  std::string id;            // its hash, as point_id(spec)
 };
 
 // A parsed specification.
