@@ -37,7 +37,7 @@ MergeSummary merge_sweeps(const std::vector<std::filesystem::path>& dirs, const 
     }
     if (!found) ++s.missing;
   }
-  s.rows = target.write_results(target.read_manifest());
+  s.rows = target.write_results(manifests.front());
   return s;
 }
 

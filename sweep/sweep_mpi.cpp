@@ -106,11 +106,10 @@ int run_sweep_mpi(const std::string& spec_path, const std::filesystem::path& dir
       o.threads = 1;
       o.log = &log;
       o.tty = tty;
-      o.retry_failed = retry_failed;
-      s = run_sweep(*spec, *store, o);
+      s = run_plan(plan, *store, o);
     } else {
       s = coordinate(plan, *store, ranks, log, tty);
-      s.rows = store->write_results(store->read_manifest());
+      s.rows = store->write_results(plan.manifest);
     }
     log << summary_text(s, dir.string());
   } else {

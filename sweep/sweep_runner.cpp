@@ -60,7 +60,8 @@ SweepPlan plan_sweep(const SweepSpec& spec, const ResultStore& store, const Shar
   SweepPlan plan;
   plan.points = expand(spec, &plan.expand_errors);
   plan.summary.points = plan.points.size();
-  store.write_manifest(manifest_of(spec, plan.points));
+  plan.manifest = manifest_of(spec, plan.points);
+  store.write_manifest(plan.manifest);
   std::set<std::string> seen;
   for (const auto& p : plan.points) {
     if (!seen.insert(p.id).second) continue;
@@ -97,7 +98,10 @@ PointRecord run_point(const SweepPoint& point, const std::string& expand_error) 
 }
 
 SweepSummary run_sweep(const SweepSpec& spec, const ResultStore& store, const SweepOptions& o) {
-  SweepPlan plan = plan_sweep(spec, store, o.shard, o.retry_failed);
+  return run_plan(plan_sweep(spec, store, o.shard, o.retry_failed), store, o);
+}
+
+SweepSummary run_plan(const SweepPlan& plan, const ResultStore& store, const SweepOptions& o) {
   std::optional<Progress> progress;
   if (o.log) progress.emplace(*o.log, plan.todo.size(), o.tty);
   std::vector<char> failed(plan.todo.size(), 0);
@@ -120,7 +124,7 @@ SweepSummary run_sweep(const SweepSpec& spec, const ResultStore& store, const Sw
   SweepSummary s = plan.summary;
   s.simulated = plan.todo.size();
   for (const char f : failed) (f ? s.failed : s.ok) += 1;
-  s.rows = store.write_results(store.read_manifest());
+  s.rows = store.write_results(plan.manifest);
   return s;
 }
 

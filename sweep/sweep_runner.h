@@ -44,6 +44,7 @@ struct SweepPlan {
   std::vector<SweepPoint> points;
   std::vector<std::string> expand_errors;  // per point: why its spec could not be built, or empty
   std::vector<std::size_t> todo;           // indices into `points`
+  ordered_json manifest;                   // as written to the directory
   SweepSummary summary;
 };
 // Expands the spec, writes the manifest and finds what is left to do. With `retry_failed`,
@@ -62,9 +63,12 @@ struct SweepOptions {
   bool tty = false;             // `log` is a terminal
 };
 
-// Runs the plan's points in parallel, saving each record as it finishes, then writes the results
-// tables. Deterministic: the records and tables do not depend on the thread count or the order in
-// which points finish.
+// Runs a plan's points in parallel (options.shard and retry_failed are the plan's, not used here),
+// saving each record as it finishes, then writes the results tables. Deterministic: the records
+// and tables do not depend on the thread count or the order in which points finish.
+SweepSummary run_plan(const SweepPlan& plan, const ResultStore& store, const SweepOptions& options);
+
+// plan_sweep, then run_plan.
 SweepSummary run_sweep(const SweepSpec& spec, const ResultStore& store, const SweepOptions& options);
 
 }  // namespace attnsim::sweep
