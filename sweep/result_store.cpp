@@ -3,8 +3,6 @@
 #include <atomic>
 #include <fstream>
 #include <map>
-#include <sstream>
-#include <thread>
 
 #include <unistd.h>
 
@@ -71,11 +69,10 @@ ResultStore::ResultStore(fs::path dir) : dir_(std::move(dir)) {
 }
 
 std::optional<PointRecord> ResultStore::load(const std::string& id) const {
-  std::ifstream in(dir_ / "points" / (id + ".json"), std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  PointRecord r = ordered_json::parse(buf.str(), nullptr, false);
+  const fs::path path = dir_ / "points" / (id + ".json");
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return std::nullopt;
+  PointRecord r = ordered_json::parse(arch::read_text_file(path.string()), nullptr, false);
   if (r.is_discarded() || !r.is_object() || r.value("id", "") != id || !r.contains("status")) return std::nullopt;
   return r;
 }
@@ -108,15 +105,9 @@ void ResultStore::write_manifest(const ordered_json& manifest) const {
 }
 
 ordered_json ResultStore::read_manifest() const {
+  require_sweep_dir(dir_);
   const fs::path path = dir_ / "sweep.json";
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw ConfigError(ValueOrigin{path.string(), 0, 0, {}}, "",
-                      "cannot open the sweep manifest; is this a directory written by attnsim sweep?");
-  }
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  ordered_json m = ordered_json::parse(buf.str(), nullptr, false);
+  ordered_json m = ordered_json::parse(arch::read_text_file(path.string()), nullptr, false);
   if (m.is_discarded() || !m.is_object() || !m.contains("points") || !m["points"].is_array()) {
     throw ConfigError(ValueOrigin{path.string(), 0, 0, {}}, "", "not a valid sweep manifest");
   }

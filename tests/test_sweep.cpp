@@ -11,6 +11,7 @@
 #include "arch/arch_locator.h"
 #include "arch/config_error.h"
 #include "arch/spec_loader.h"
+#include "arch/toml_parse.h"
 #include "workloads/schedule.h"
 #include "cli_runner.h"
 #include "sweep/html_report.h"
@@ -55,12 +56,7 @@ std::string error_of(const std::string& text) {
   return "";
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string slurp(const fs::path& p) { return arch::read_text_file(p.string()); }
 
 // A fresh directory under the build tree's temporary space.
 fs::path fresh_dir(const std::string& name) {
