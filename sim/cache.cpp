@@ -13,6 +13,7 @@ SetAssocCache::SetAssocCache(std::uint64_t size_bytes, std::uint32_t ways, std::
     throw std::invalid_argument("cache geometry: size must be a positive multiple of ways x line, line a power of two");
   }
   sets_ = size_bytes / (std::uint64_t{ways} * line_bytes);
+  set_div_ = Divisor(sets_);
   line_shift_ = 0;
   while ((1u << line_shift_) < line_bytes) ++line_shift_;
   state_.assign(sets_ * 2 * ways_, 0);
@@ -27,8 +28,8 @@ std::uint64_t SetAssocCache::state_bytes() const { return state_.size() * sizeof
 
 bool SetAssocCache::contains(std::uint64_t address) const {
   const std::uint64_t line = address >> line_shift_;
-  const std::uint64_t set = line % sets_;
-  const auto tag = static_cast<std::uint32_t>(line / sets_);
+  const std::uint64_t set = set_div_.mod(line);
+  const auto tag = static_cast<std::uint32_t>(set_div_.div(line));
   const std::uint32_t* tags = set_tags(set);
   for (std::uint32_t i = 0; i < ways_; ++i) {
     if ((tags[i] & ~kDirty) == tag && tags[ways_ + i] != 0) return true;

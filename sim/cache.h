@@ -5,6 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "sim/divisor.h"
+#include "sim/host_prefetch.h"
+#include "sim/huge_page_allocator.h"
+
 namespace attnsim::sim {
 
 // What a write does to the cache.
@@ -55,7 +59,9 @@ class SetAssocCache {
 
   // Fetches the tag set of `address` into the host's cache (a hint; no effect on results).
   void prefetch(std::uint64_t address) const {
-    __builtin_prefetch(&state_[((address >> line_shift_) % sets_) * 2 * ways_]);
+    const std::uint32_t* set = &state_[set_div_.mod(address >> line_shift_) * 2 * ways_];
+    prefetch_host_line(set);
+    if (ways_ >= 16) prefetch_host_line(set + 16);  // the stamps, in the next 64 B host line
   }
   std::uint32_t line_bytes() const { return line_bytes_; }
   std::uint64_t sets() const { return sets_; }
@@ -81,9 +87,10 @@ class SetAssocCache {
   const std::uint32_t* set_tags(std::uint64_t set) const { return &state_[set * 2 * ways_]; }
 
   std::uint64_t sets_;
+  Divisor set_div_;  // line -> set (remainder) and tag (quotient)
   std::uint32_t ways_, line_bytes_, line_shift_;
   WritePolicy policy_;
-  std::vector<std::uint32_t> state_;  // per set: tags[ways], stamps[ways]
+  std::vector<std::uint32_t, HugePageAllocator<std::uint32_t>> state_;  // per set: tags[ways], stamps[ways]
   std::uint32_t clock_ = 0;
 };
 

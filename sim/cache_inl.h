@@ -53,9 +53,9 @@ ProbeResult SetAssocCache::access_impl(std::uint64_t address, std::uint64_t byte
   if (bytes == 0) return r;
   const std::uint64_t first = address >> line_shift_;
   const std::uint64_t last = (address + bytes - 1) >> line_shift_;
-  std::uint64_t set = first % sets_;
-  if (last / sets_ >= kDirty) throw std::out_of_range("address beyond the cache model's tag range");
-  auto tag = static_cast<std::uint32_t>(first / sets_);
+  std::uint64_t set = set_div_.mod(first);
+  if (set_div_.div(last) >= kDirty) throw std::out_of_range("address beyond the cache model's tag range");
+  auto tag = static_cast<std::uint32_t>(set_div_.div(first));
   std::uint64_t run_start = 0, run_length = 0;
   // Write-through writes go on to the next level whether they hit or not.
   const bool forward_all = write && policy_ == WritePolicy::write_through;
@@ -94,9 +94,7 @@ template <class OnMiss, class OnWriteback>
 ProbeResult SetAssocCache::access_runs(const Run* runs, std::size_t count, bool write, OnMiss&& on_miss,
                                        OnWriteback&& on_writeback) {
   for (std::size_t i = 0; i < count; ++i) {
-    const std::uint64_t set = (runs[i].address >> line_shift_) % sets_;
-    __builtin_prefetch(&state_[set * 2 * ways_], 1);
-    if (ways_ >= 16) __builtin_prefetch(&state_[set * 2 * ways_] + 16, 1);
+    prefetch(runs[i].address);
   }
   ProbeResult total;
   for (std::size_t i = 0; i < count; ++i) {

@@ -19,6 +19,10 @@ MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz)
     throw arch::ConfigError(arch::ValueOrigin{gpu.name, 0, 0, {}}, "l2.line",
                             "the request-size rules are written for 128 B L2 lines, not " + std::to_string(line_));
   }
+  l2_channels_ = Divisor(gpu.l2.channels);
+  interleave_ = Divisor(gpu.hbm.interleave.value);
+  hbm_channels_ = Divisor(gpu.hbm.channels);
+  if (gpu.mall.present) mall_channels_ = Divisor(gpu.mall.channels);
   const std::uint32_t instances = gpu.l2_instances();
   for (std::uint32_t i = 0; i < instances; ++i) {
     l2_.emplace_back(gpu.l2.size.value, gpu.l2.ways, line_, WritePolicy::write_back);
@@ -49,14 +53,14 @@ void MemoryPath::set_engine_clock(double engine_hz) {
 }
 
 std::uint32_t MemoryPath::l2_channel(std::uint64_t address) const {
-  return static_cast<std::uint32_t>(fold(address / line_) % gpu_->l2.channels);
+  return static_cast<std::uint32_t>(l2_channels_.mod(fold(address >> 7)));  // 128 B lines (constructor)
 }
 std::uint32_t MemoryPath::mall_channel(std::uint64_t address) const {
-  return static_cast<std::uint32_t>(fold(address / gpu_->hbm.interleave.value) % gpu_->mall.channels);
+  return static_cast<std::uint32_t>(mall_channels_.mod(fold(interleave_.div(address))));
 }
 std::uint32_t MemoryPath::hbm_channel(std::uint64_t address) const {
   // Consecutive interleave-sized chunks go to consecutive channels (NPS1).
-  return static_cast<std::uint32_t>(fold(address / gpu_->hbm.interleave.value) % gpu_->hbm.channels);
+  return static_cast<std::uint32_t>(hbm_channels_.mod(fold(interleave_.div(address))));
 }
 
 MemoryPath::Fetch MemoryPath::memory_read(std::uint64_t address, std::uint32_t size, Tick t, TrafficCounters& c) {

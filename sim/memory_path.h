@@ -13,6 +13,7 @@
 #include "arch/gpu_spec.h"
 #include "sim/cache.h"
 #include "sim/counters.h"
+#include "sim/divisor.h"
 #include "sim/time.h"
 
 namespace attnsim::sim {
@@ -85,7 +86,9 @@ class MemoryPath {
   // host's cache ahead of the probe. No effect on results.
   void prefetch(std::uint32_t xcd, std::uint64_t line_address) const {
     l2_[gpu_->l2_instance_of(xcd)].prefetch(line_address);
-    if (mall_) mall_->prefetch(line_address);
+    if (mall_) {
+      for (std::uint32_t b = 0; b < line_; b += mall_->line_bytes()) mall_->prefetch(line_address + b);
+    }
   }
   LevelBusy busy() const;
   std::uint64_t state_bytes() const;  // memory held by the tag state
@@ -108,6 +111,7 @@ class MemoryPath {
 
   const arch::GpuSpec* gpu_;
   std::uint32_t line_;
+  Divisor l2_channels_, interleave_, mall_channels_, hbm_channels_;
   Tick l1_latency_ = 0, l2_latency_ = 0, mall_latency_, hbm_latency_;
   std::vector<SetAssocCache> l2_;
   std::optional<SetAssocCache> mall_;
