@@ -21,7 +21,7 @@ ComputeUnit::ComputeUnit(const arch::GpuSpec& gpu, double engine_hz)
       vector_free_(gpu.cu.simds, 0),
       lds_(static_cast<double>(gpu.cu.lds_bandwidth.value) * engine_hz),
       l1_(static_cast<double>(gpu.l1.bandwidth.value) * engine_hz),
-      window_(gpu.cu.memory_inflight_lines, 0) {}
+      window_(1e12 * gpu.cu.memory_inflight_lines) {}  // slots x (ps of slot time per ps)
 
 Tick ComputeUnit::compute(Tick now, const GroupWork& w, const PipeCosts& pc) {
   const workloads::OpCost& c = *w.cost;
@@ -47,15 +47,6 @@ Tick ComputeUnit::compute(Tick now, const GroupWork& w, const PipeCosts& pc) {
 void ComputeUnit::set_clock(double engine_hz) {
   lds_.set_rate(static_cast<double>(gpu_->cu.lds_bandwidth.value) * engine_hz);
   l1_.set_rate(static_cast<double>(gpu_->l1.bandwidth.value) * engine_hz);
-}
-
-Tick ComputeUnit::issue_line(Tick now, std::uint32_t bytes) {
-  return l1_.serve(now, bytes);
-}
-
-void ComputeUnit::complete_line(Tick done) {
-  window_[window_next_] = done;
-  if (++window_next_ == window_.size()) window_next_ = 0;
 }
 
 }  // namespace attnsim::sim

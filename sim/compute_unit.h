@@ -47,12 +47,15 @@ class ComputeUnit {
   void set_clock(double engine_hz);
   // LDS traffic of `bytes` starting at `now` (shared by the CU's SIMDs).
   Tick lds(Tick now, std::uint64_t bytes) { return bytes ? lds_.serve(now, bytes) : now; }
-  // When the window of outstanding line requests next has room (<= now: it has room now).
-  Tick window_free() const { return window_[window_next_]; }
-  // Issues one line request of `bytes` at `now` through the L1's issue path: returns the issue time.
-  // `complete_line` must then be called with the request's completion time.
-  Tick issue_line(Tick now, std::uint32_t bytes);
-  void complete_line(Tick done);
+  // Issues a memory operation's `bytes` at `now` through the L1's issue path: when its last byte
+  // has been issued.
+  Tick issue(Tick now, std::uint64_t bytes) { return l1_.serve(now, bytes); }
+  // Holds the window of outstanding line requests for a memory operation issued at `now` whose
+  // requests each hold a slot for their round trip, `slot_time` in all: when the operation's last
+  // request has had its slot. The window is `memory_inflight_lines` slots served as one (Little's
+  // law: at most that many requests in flight, so an operation of n requests of latency L takes at
+  // least n L / slots once the window is its bottleneck).
+  Tick hold_window(Tick now, Tick slot_time) { return window_.serve(now, static_cast<std::uint64_t>(slot_time)); }
 
   Tick matrix_busy() const { return matrix_busy_; }  // summed over SIMDs
   Tick vector_busy() const { return vector_busy_; }
@@ -64,8 +67,7 @@ class ComputeUnit {
   std::uint32_t simds_;
   std::vector<Tick> matrix_free_, vector_free_;
   BandwidthServer lds_, l1_;
-  std::vector<Tick> window_;  // completion times of the last `inflight` line requests (a ring)
-  std::size_t window_next_ = 0;
+  BandwidthServer window_;  // slot time of outstanding line requests, `memory_inflight_lines` slots
   Tick matrix_busy_ = 0, vector_busy_ = 0;
 };
 

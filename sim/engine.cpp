@@ -29,12 +29,6 @@ namespace {
 constexpr Tick kUnknown = std::numeric_limits<Tick>::max();
 constexpr std::uint32_t kControl = 0, kFinish = 1;  // event kinds; 2 + lane wakes a lane
 
-// One cache-line request of a memory operation: [lo, hi) of the line at `address`.
-struct LineRequest {
-  std::uint64_t address = 0;
-  std::uint32_t lo = 0, hi = 0;
-};
-
 // One in-order issue stream of a workgroup: lane 0 issues its loads, lane 1 its stores and atomics
 // (the compiler hoists the next tiles' loads above this tile's stores), lane 2 + g the compute
 // operations of wave group g (one wave per SIMD). Lanes advance independently; they
@@ -42,11 +36,6 @@ struct LineRequest {
 // (prologue, loop, epilogue of each pass), where every lane waits for all work issued before.
 struct Lane {
   std::optional<WorkgroupCursor> cursor;
-  // The memory operation in progress (lanes 0 and 1): its line requests, the next to issue, its finish so far.
-  std::vector<LineRequest> lines;
-  std::size_t next_line = 0;
-  Tick memory_finish = 0;
-  bool in_memory_op = false;
   TileOp pending;
   bool has_pending = false, exhausted = false;
   bool waiting = false;    // blocked on a dependence another lane has not issued yet
@@ -250,7 +239,7 @@ class KernelRun {
       for (std::uint32_t l = 0; l < shape_.lanes; ++l) {
         Lane& lane = s.lanes[l];
         lane.cursor.emplace(*shape_.pp, kp, wg);
-        lane.has_pending = lane.exhausted = lane.waiting = lane.at_phase = lane.in_memory_op = false;
+        lane.has_pending = lane.exhausted = lane.waiting = lane.at_phase = false;
         wake(slot, l, now);
       }
       ++active_;
@@ -389,13 +378,6 @@ class KernelRun {
   void step(std::uint32_t slot, Resident& s, std::uint32_t l, Tick now) {
     Lane& lane = s.lanes[l];
     for (;;) {
-      if (lane.in_memory_op) {
-        if (!continue_memory(slot, s, l, now)) return;
-        lane.has_pending = false;
-        ++result_->tile_ops;
-        record(slot, s, lane.pending, l, lane.memory_finish, now);
-        continue;
-      }
       if (!lane.has_pending) {
         if (!lane.cursor->next(lane.pending)) {
           lane.exhausted = true;
@@ -437,12 +419,8 @@ class KernelRun {
         record(slot, s, op, l, finish, now);
         continue;
       }
-      if (l < kFirstGroupLane) {
-        start_memory(s, l, op, now);
-        continue;
-      }
-      const Tick finish = issue_compute(s, op, l, now);
-      if (l == kFirstGroupLane) ++result_->tile_ops;
+      const Tick finish = l < kFirstGroupLane ? issue_memory(s, l, op, now) : issue_compute(s, op, l, now);
+      if (l <= kFirstGroupLane) ++result_->tile_ops;  // a memory op, or a compute op of every group
       lane.has_pending = false;
       record(slot, s, op, l, finish, now);
     }
@@ -495,68 +473,46 @@ class KernelRun {
     return cus_[s.cu].compute(now, w, pipes_);
   }
 
-  // Resolves a memory operation into its line requests (the lane's buffer: no allocation once grown).
-  void start_memory(Resident& s, std::uint32_t l, const TileOp& op, Tick now) {
+  // Issues a memory operation's line requests as one batch at `now`: returns when its data is in
+  // the LDS or registers (loads) or accepted by the L2 (stores). Atomics are posted: the operation
+  // finishes once issued, and their completion at the memory side extends the kernel's drain.
+  Tick issue_memory(Resident& s, std::uint32_t l, const TileOp& op, Tick now) {
     const PassPrograms& pp = *shape_.pp;
-    Lane& lane = s.lanes[l];
     const workloads::TensorDesc& d = (*pp.tensors)[op.op->tensor];
     const std::uint64_t line = memory_.line_bytes();
-    lane.lines.clear();
-    workloads::for_each_tile(pp, *shape_.kp, *op.op, lane.cursor->current_pass(), op.iteration, [&](const TileRef& t) {
+    lines_.clear();
+    std::uint64_t bytes = 0;
+    workloads::for_each_tile(pp, *shape_.kp, *op.op, s.lanes[l].cursor->current_pass(), op.iteration, [&](const TileRef& t) {
       workloads::for_each_run(d, t.slice, t.b, t.head, t.row0, t.rows, [&](std::uint64_t addr, std::uint64_t n) {
+        bytes += n;
         for (std::uint64_t la = addr / line * line; la < addr + n; la += line) {
-          lane.lines.push_back(LineRequest{la, static_cast<std::uint32_t>(std::max(addr, la) - la),
-                                           static_cast<std::uint32_t>(std::min(addr + n, la + line) - la)});
+          lines_.push_back(LineRequest{la, static_cast<std::uint32_t>(std::max(addr, la) - la),
+                                       static_cast<std::uint32_t>(std::min(addr + n, la + line) - la)});
         }
       });
     });
-    lane.next_line = 0;
-    lane.memory_finish = now;
-    lane.in_memory_op = true;
-  }
-
-  // Issues the operation's line requests while the CU's window of outstanding requests has room;
-  // when it is full, sleeps until a slot frees. Returns true once every line is issued (the
-  // operation's finish is then in lane.memory_finish).
-  bool continue_memory(std::uint32_t slot, Resident& s, std::uint32_t l, Tick now) {
-    Lane& lane = s.lanes[l];
-    const TileOp& op = lane.pending;
-    const Action a = op.op->action;
-    const bool atomic = a == Action::atomic_dq;
-    const bool store = workloads::is_store(a);
     ComputeUnit& cu = cus_[s.cu];
     TrafficCounters& c = per_xcd_[s.xcd];
-    while (lane.next_line < lane.lines.size()) {
-      const Tick window = cu.window_free();
-      if (window > now) {
-        wake(slot, l, window);
-        return false;
-      }
-      // Fetch the tag sets of a line a few requests ahead, so the host's memory latency overlaps.
-      constexpr std::size_t kAhead = 6;
-      if (lane.next_line + kAhead < lane.lines.size()) memory_.prefetch(s.xcd, lane.lines[lane.next_line + kAhead].address);
-      if (lane.next_line == 0) {
-        for (std::size_t i = 1; i < std::min(kAhead, lane.lines.size()); ++i) memory_.prefetch(s.xcd, lane.lines[i].address);
-      }
-      const LineRequest& q = lane.lines[lane.next_line++];
-      const Tick issued = cu.issue_line(now, q.hi - q.lo);
-      if (atomic) {
-        drain_ = std::max(drain_, memory_.atomic(s.xcd, q.address, q.lo, q.hi, issued, c));
-        cu.complete_line(issued);
-        lane.memory_finish = std::max(lane.memory_finish, issued);
+    Tick finish = now;
+    if (!lines_.empty()) {
+      const Tick issued = cu.issue(now, bytes);
+      const Action a = op.op->action;
+      BatchTiming b;
+      if (a == Action::atomic_dq) {
+        b = memory_.atomic_batch(s.xcd, lines_.data(), lines_.size(), now, c);
+        drain_ = std::max(drain_, b.finish);
+        b.finish = issued;
+      } else if (workloads::is_store(a)) {
+        b = memory_.write_batch(s.xcd, lines_.data(), lines_.size(), now, c);
       } else {
-        const Tick done = store ? memory_.write(s.xcd, q.address, q.lo, q.hi, issued, c)
-                                : memory_.read(s.xcd, q.address, q.lo, q.hi, issued, c);
-        cu.complete_line(done);
-        lane.memory_finish = std::max(lane.memory_finish, done);
+        b = memory_.read_batch(s.xcd, lines_.data(), lines_.size(), now, c);
       }
+      finish = std::max({b.finish, issued, cu.hold_window(now, b.latency_sum)});
     }
     // Tiles loaded straight into the LDS (or staged through it) are written there by every wave.
     const std::uint64_t lds = op.op->cost.lds_write * shape_.kp->waves;
     result_->lds_bytes += lds;
-    lane.memory_finish = cu.lds(lane.memory_finish, lds);
-    lane.in_memory_op = false;
-    return true;
+    return cu.lds(finish, lds);
   }
 
   const arch::GpuSpec& gpu_;
@@ -573,6 +529,7 @@ class KernelRun {
   std::vector<std::uint32_t> free_;
   std::vector<std::uint64_t> next_of_xcd_;
   std::vector<TrafficCounters> per_xcd_;
+  std::vector<LineRequest> lines_;  // the memory operation being issued (no allocation once grown)
   std::uint32_t xcds_ = 1, cus_per_xcd_ = 1, per_cu_ = 1;
   std::uint64_t active_ = 0;  // resident workgroups
   Tick control_start_ = 0, control_matrix_ = 0;

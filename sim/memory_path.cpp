@@ -34,7 +34,11 @@ MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz)
   l2_write_.resize(channels);
   link_.resize(channels);
   set_engine_clock(engine_hz);
+  l2_demand_.resize(channels);
+  link_demand_.resize(channels);
+  hbm_demand_.resize(gpu.hbm.channels);
   if (gpu.mall.present) {
+    mall_demand_.resize(gpu.mall.channels);
     mall_.emplace(gpu.mall.size.value, gpu.mall.ways,
                                             static_cast<std::uint32_t>(gpu.mall.line.value), WritePolicy::write_through);
     mall_ch_.assign(gpu.mall.channels,
@@ -63,46 +67,36 @@ std::uint32_t MemoryPath::hbm_channel(std::uint64_t address) const {
   return static_cast<std::uint32_t>(hbm_channels_.mod(fold(interleave_.div(address))));
 }
 
-MemoryPath::Fetch MemoryPath::memory_read(std::uint64_t address, std::uint32_t size, Tick t, TrafficCounters& c) {
+MemoryPath::Fetch MemoryPath::route_fetch(std::uint64_t address, std::uint32_t size, TrafficCounters& c) {
+  Fetch f{address, size, size};
   if (mall_) {
-    t = mall_ch_[mall_channel(address)].serve(t, size);
     const ProbeResult r = mall_->access(address, size, false, [](std::uint64_t, std::uint64_t) {}, [](std::uint64_t) {});
     c.mall_read_hits += r.hits;
     c.mall_read_misses += r.misses;
-    if (r.misses == 0) return Fetch{t, mall_latency_, true};
-    const std::uint64_t bytes = r.misses * mall_->line_bytes();
-    c.hbm_read_bytes += bytes;
-    return Fetch{hbm_ch_[hbm_channel(address)].serve(t, bytes), mall_latency_ + hbm_latency_, false};
+    f.hbm_bytes = static_cast<std::uint32_t>(r.misses * mall_->line_bytes());
   }
-  c.hbm_read_bytes += size;
-  return Fetch{hbm_ch_[hbm_channel(address)].serve(t, size), hbm_latency_, false};
+  c.hbm_read_bytes += f.hbm_bytes;
+  return f;
 }
 
-Tick MemoryPath::read(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
-                      TrafficCounters& c, ServedBy* served) {
-  const std::uint32_t inst = gpu_->l2_instance_of(xcd);
-  const std::uint32_t ch = inst * gpu_->l2.channels + l2_channel(line_address);
-  c.requested_read_bytes += hi - lo;
-  Tick at = l2_read_[ch].serve(t + l1_latency_, hi - lo);
-  bool dirty_victim = false;
-  std::uint64_t victim = 0;
-  const ProbeResult r = l2_[inst].access(line_address, line_, false, [](std::uint64_t, std::uint64_t) {},
+MemoryPath::ReadRoute MemoryPath::route_read(std::uint32_t inst, const LineRequest& q, TrafficCounters& c) {
+  ReadRoute r;
+  r.channel = inst * gpu_->l2.channels + l2_channel(q.address);
+  c.requested_read_bytes += q.hi - q.lo;
+  const ProbeResult p = l2_[inst].access(q.address, line_, false, [](std::uint64_t, std::uint64_t) {},
                                           [&](std::uint64_t v) {
-                                            dirty_victim = true;
-                                            victim = v;
+                                            r.evicted = true;
+                                            r.victim = v;
                                           });
   ++c.tcc_req;
-  // A dirty victim goes to the channel's write-back queue; the request waits only while the queue
-  // is full (this is what throttles a stream to the slowest level).
-  if (dirty_victim) at = evict(ch, inst, victim, at, c);
-  if (r.hits == 1) {
+  r.hit = p.hits == 1;
+  if (r.hit) {
     ++c.tcc_hit;
-    if (served) *served = ServedBy::l2;
-    return at + l2_latency_;
+    return r;
   }
   ++c.tcc_miss;
   // One request covering the 32 B sectors touched.
-  const std::uint32_t first_sector = lo / 32, last_sector = (hi - 1) / 32;
+  const std::uint32_t first_sector = q.lo / 32, last_sector = (q.hi - 1) / 32;
   std::uint32_t size = 128, offset = 0;
   if (first_sector == last_sector) {
     size = 32;
@@ -115,10 +109,34 @@ Tick MemoryPath::read(std::uint32_t xcd, std::uint64_t line_address, std::uint32
   if (size == 32) ++c.ea_rdreq_32b;
   if (size == 64) ++c.ea_rdreq_64b;
   if (size == 128) ++c.ea_rdreq_128b;
-  at = link_[ch].serve(at, size);
-  const Fetch f = memory_read(line_address + offset, size, at, c);
-  if (served) *served = f.mall_hit ? ServedBy::mall : ServedBy::hbm;
-  return f.served + f.latency + l2_latency_;
+  r.fetch = route_fetch(q.address + offset, size, c);
+  return r;
+}
+
+Tick MemoryPath::read_latency(const ReadRoute& r) const {
+  return l1_latency_ + l2_latency_ + (r.hit ? 0 : fetch_latency(r.fetch));
+}
+
+Tick MemoryPath::time_fetch(const Fetch& f, Tick t) {
+  if (mall_) t = mall_ch_[mall_channel(f.address)].serve(t, f.size);
+  return f.hbm_bytes ? hbm_ch_[hbm_channel(f.address)].serve(t, f.hbm_bytes) : t;
+}
+
+Tick MemoryPath::read(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
+                      TrafficCounters& c, ServedBy* served) {
+  const std::uint32_t inst = gpu_->l2_instance_of(xcd);
+  const ReadRoute r = route_read(inst, LineRequest{line_address, lo, hi}, c);
+  Tick at = l2_read_[r.channel].serve(t + l1_latency_, hi - lo);
+  // A dirty victim goes to the channel's write-back queue; the request waits only while the queue
+  // is full (this is what throttles a stream to the slowest level).
+  if (r.evicted) at = evict(r.channel, inst, r.victim, at, c);
+  if (r.hit) {
+    if (served) *served = ServedBy::l2;
+    return at + l2_latency_;
+  }
+  at = link_[r.channel].serve(at, r.fetch.size);
+  if (served) *served = r.fetch.hbm_bytes ? ServedBy::hbm : ServedBy::mall;
+  return time_fetch(r.fetch, at) + fetch_latency(r.fetch) + l2_latency_;
 }
 
 Tick MemoryPath::write(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
@@ -152,9 +170,10 @@ Tick MemoryPath::atomic(std::uint32_t xcd, std::uint64_t line_address, std::uint
     // Read-modify-write at the memory side: the line is read (through the MALL, which allocates it)
     // and the sum written to HBM. The channels are reserved when the request reaches them; the
     // latencies are added to the completion only.
-    const Fetch f = memory_read(address, 64, link_[ch].serve(at, 64), c);
+    const Fetch f = route_fetch(address, 64, c);
+    const Tick read = time_fetch(f, link_[ch].serve(at, 64));
     c.hbm_write_bytes += 64;
-    done = std::max(done, hbm_ch_[hbm_channel(address)].serve(f.served, 64) + mall_latency_ + hbm_latency_);
+    done = std::max(done, hbm_ch_[hbm_channel(address)].serve(read, 64) + mall_latency_ + hbm_latency_);
   }
   return done;
 }

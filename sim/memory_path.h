@@ -11,34 +11,14 @@
 #include <vector>
 
 #include "arch/gpu_spec.h"
+#include "sim/bandwidth_server.h"
 #include "sim/cache.h"
+#include "sim/channel_demand.h"
 #include "sim/counters.h"
 #include "sim/divisor.h"
 #include "sim/time.h"
 
 namespace attnsim::sim {
-
-// A resource that serves requests in the order they are presented, at a fixed rate (a channel,
-// a link, a pipe).
-class BandwidthServer {
- public:
-  explicit BandwidthServer(double bytes_per_second = 1) { set_rate(bytes_per_second); }
-  void set_rate(double bytes_per_second) { ps_per_byte_ = 1e12 / bytes_per_second; }
-  // Time the request's last byte has passed the server.
-  Tick serve(Tick arrival, std::uint64_t bytes) {
-    const Tick start = std::max(arrival, free_);
-    free_ = start + static_cast<Tick>(static_cast<double>(bytes) * ps_per_byte_ + 0.5);
-    busy_ += free_ - start;
-    return free_;
-  }
-  Tick busy() const { return busy_; }
-  Tick free_at() const { return free_; }
-
- private:
-  double ps_per_byte_ = 1;
-  Tick free_ = 0;
-  Tick busy_ = 0;
-};
 
 // Where a read was served.
 enum class ServedBy : std::uint8_t { l2, mall, hbm };
@@ -49,9 +29,25 @@ struct LevelBusy {
   std::uint32_t l2_channels = 0, links = 0, mall_channels = 0, hbm_channels = 0;
 };
 
+// One line request of a memory operation: [lo, hi) of the L2 line at `address`.
+struct LineRequest {
+  std::uint64_t address = 0;
+  std::uint32_t lo = 0, hi = 0;
+};
+
+// When a batch of line requests (one tile operation) is done, and for how long it holds the
+// issuing CU's window of outstanding requests.
+struct BatchTiming {
+  Tick finish = 0;       // reads: data back; writes: accepted by the L2; atomics: performed at the memory side
+  Tick latency_sum = 0;  // each request's unloaded round trip, summed (a window slot is held that long)
+};
+
 // Contract: requests are timed in the order they are presented (the event engine presents them in
-// time order; within one tile operation, line by line). Lines are identified by their L2 line
-// address; `lo`/`hi` are the byte range [lo, hi) of the line a request touches. Deterministic.
+// time order). Lines are identified by their L2 line address; `lo`/`hi` are the byte range [lo, hi)
+// of the line a request touches. Deterministic. Tags and counters are exact per line request in
+// both forms; the batch forms time a tile operation as a whole: each channel on its way serves the
+// bytes the batch puts on it once, all arriving when the batch is issued, and the batch is done when
+// the last channel has served it plus the added latency of the deepest level it reached.
 // Assumptions (docs/model.md): an L2 read miss fetches the 32 B sectors its request touches, as
 // one 32, 64 or 128 B request; a dirty line is written back as two 64 B requests; device-scope
 // atomics are performed beyond the L2 (each 64 B chunk one write request); the memory-side cache
@@ -77,6 +73,11 @@ class MemoryPath {
   Tick atomic(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
               TrafficCounters& c);
 
+  // The same three for a tile operation's `n` line requests, issued together at `t`.
+  BatchTiming read_batch(std::uint32_t xcd, const LineRequest* lines, std::size_t n, Tick t, TrafficCounters& c);
+  BatchTiming write_batch(std::uint32_t xcd, const LineRequest* lines, std::size_t n, Tick t, TrafficCounters& c);
+  BatchTiming atomic_batch(std::uint32_t xcd, const LineRequest* lines, std::size_t n, Tick t, TrafficCounters& c);
+
   // Kernel end: writes back every dirty L2 line from `t` on and invalidates the L2s; returns when
   // the last write-back is served. The memory-side cache keeps its contents.
   Tick end_kernel(Tick t, std::vector<TrafficCounters>& per_xcd);
@@ -94,6 +95,25 @@ class MemoryPath {
   std::uint64_t state_bytes() const;  // memory held by the tag state
 
  private:
+  // What a request needs from the levels beyond the L2, found from the tags (no timing).
+  struct Fetch {
+    std::uint64_t address = 0;   // of the request beyond the L2
+    std::uint32_t size = 0;      // bytes requested from the MALL (or HBM without one)
+    std::uint32_t hbm_bytes = 0; // bytes read from HBM (0: served by the MALL)
+  };
+  // What a read request needs from every level (no timing): its L2 channel, whether it hit, the
+  // dirty line its allocation evicted, and its fetch on a miss. Counts it.
+  struct ReadRoute {
+    std::uint32_t channel = 0;  // instance x channel
+    bool hit = false, evicted = false;
+    std::uint64_t victim = 0;
+    Fetch fetch;
+  };
+  ReadRoute route_read(std::uint32_t inst, const LineRequest& q, TrafficCounters& c);
+  // Probes the MALL for `size` bytes at `address` (allocating on a miss) and counts it.
+  Fetch route_fetch(std::uint64_t address, std::uint32_t size, TrafficCounters& c);
+  // The unloaded round trip of a read: L1 and L2 latency, plus the levels its fetch reached.
+  Tick read_latency(const ReadRoute& r) const;
   std::uint32_t l2_channel(std::uint64_t address) const;
   std::uint32_t mall_channel(std::uint64_t address) const;
   std::uint32_t hbm_channel(std::uint64_t address) const;
@@ -101,13 +121,9 @@ class MemoryPath {
   // A dirty line leaves L2 channel `ch` at `t`: it takes a slot of the channel's write-back queue
   // (waiting while every slot's write-back is still in flight). Returns when it has a slot.
   Tick evict(std::uint32_t ch, std::uint32_t inst, std::uint64_t line_address, Tick t, TrafficCounters& c);
-  // A request of `size` bytes at `address` beyond the L2: MALL then HBM.
-  struct Fetch {
-    Tick served = 0;   // when the last channel on its way has served it
-    Tick latency = 0;  // the levels' added latency, to add to `served` for the data's return
-    bool mall_hit = false;
-  };
-  Fetch memory_read(std::uint64_t address, std::uint32_t size, Tick t, TrafficCounters& c);
+  // Per-line timing of a fetch reaching the MALL at `t`: when its last channel has served it.
+  Tick time_fetch(const Fetch& f, Tick t);
+  Tick fetch_latency(const Fetch& f) const { return mall_latency_ + (f.hbm_bytes ? hbm_latency_ : 0); }
 
   const arch::GpuSpec* gpu_;
   std::uint32_t line_;
@@ -118,6 +134,13 @@ class MemoryPath {
   std::vector<Tick> writeback_queue_;             // per L2 channel: completion of each queue slot's write-back
   std::vector<std::uint32_t> writeback_next_;      // per L2 channel: the oldest slot
   std::vector<BandwidthServer> l2_read_, l2_write_, link_, mall_ch_, hbm_ch_;  // l2_*, link_: instance x channel
+  // A batch's demand on each level (scratch of the batch forms).
+  ChannelDemand l2_demand_, link_demand_, mall_demand_, hbm_demand_;
+  struct Victim {
+    std::uint32_t channel;
+    std::uint64_t line;
+  };
+  std::vector<Victim> victims_;
 };
 
 }  // namespace attnsim::sim

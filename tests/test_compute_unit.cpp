@@ -60,16 +60,18 @@ TEST_CASE("LDS bytes of an op are served at 128 B per clock per CU") {
   CHECK(cu.lds_busy() == 32'000);
 }
 
-TEST_CASE("the window of outstanding line requests frees in issue order") {
+TEST_CASE("the window of outstanding line requests bounds a memory operation by Little's law") {
   const auto& gpu = test::gpu("mi300x");
   ComputeUnit cu(gpu, 1e9);
   const std::uint32_t window = gpu.cu.memory_inflight_lines;
-  for (std::uint32_t i = 0; i < window; ++i) {
-    CHECK(cu.window_free() <= 0);
-    cu.issue_line(0, 128);
-    cu.complete_line(1'000'000 + i);
-  }
-  CHECK(cu.window_free() == 1'000'000);  // the first request's completion
-  // The L1 issue path serves 128 B per clock: the 65th line issues at 64 cycles.
-  CHECK(cu.issue_line(0, 128) == 65'000);
+  REQUIRE(window == 64);
+  // 256 requests of 1 us round trip through 64 slots: 4 rounds, 4 us.
+  CHECK(cu.hold_window(0, 256 * 1'000'000) == 4'000'000);
+  // The next operation's requests wait for the slots: 64 more requests end one round later.
+  CHECK(cu.hold_window(1'000'000, 64 * 1'000'000) == 5'000'000);
+  // An idle window: an operation of fewer requests than slots is bounded by n L / slots only.
+  ComputeUnit idle(gpu, 1e9);
+  CHECK(idle.hold_window(0, 8 * 1'000'000) == 125'000);
+  // The L1 issue path serves 128 B per clock: 64 lines of 128 B take 64 cycles.
+  CHECK(cu.issue(0, 64 * 128) == 64'000);
 }

@@ -1,0 +1,33 @@
+// A first-come, first-served resource of fixed rate (a channel, a link, a pipe).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "sim/time.h"
+
+namespace attnsim::sim {
+
+// A resource that serves requests in the order they are presented, at a fixed rate (a channel,
+// a link, a pipe).
+class BandwidthServer {
+ public:
+  explicit BandwidthServer(double bytes_per_second = 1) { set_rate(bytes_per_second); }
+  void set_rate(double bytes_per_second) { ps_per_byte_ = 1e12 / bytes_per_second; }
+  // Time the request's last byte has passed the server.
+  Tick serve(Tick arrival, std::uint64_t bytes) {
+    const Tick start = std::max(arrival, free_);
+    free_ = start + static_cast<Tick>(static_cast<double>(bytes) * ps_per_byte_ + 0.5);
+    busy_ += free_ - start;
+    return free_;
+  }
+  Tick busy() const { return busy_; }
+  Tick free_at() const { return free_; }
+
+ private:
+  double ps_per_byte_ = 1;
+  Tick free_ = 0;
+  Tick busy_ = 0;
+};
+
+}  // namespace attnsim::sim

@@ -1,0 +1,45 @@
+// The bytes one batch of requests (a tile's memory operation) puts on each channel of one level,
+// so that each channel serves the batch once instead of once per line.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "sim/bandwidth_server.h"
+
+namespace attnsim::sim {
+
+// Per-channel byte totals of a batch. Contract: serve() presents the channels to their servers in
+// the order the batch first touched them (deterministic) and leaves the demand empty.
+class ChannelDemand {
+ public:
+  void resize(std::size_t channels) {
+    bytes_.assign(channels, 0);
+    touched_.clear();
+    touched_.reserve(channels);
+  }
+  void add(std::uint32_t channel, std::uint64_t bytes) {
+    if (bytes == 0) return;
+    if (bytes_[channel] == 0) touched_.push_back(channel);
+    bytes_[channel] += bytes;
+  }
+  bool empty() const { return touched_.empty(); }
+  // Serves each touched channel's bytes on servers[channel], all arriving at `t`; returns when the
+  // last of them is served (`t` when the batch touched none).
+  Tick serve(std::vector<BandwidthServer>& servers, Tick t) {
+    Tick end = t;
+    for (std::uint32_t ch : touched_) {
+      end = std::max(end, servers[ch].serve(t, bytes_[ch]));
+      bytes_[ch] = 0;
+    }
+    touched_.clear();
+    return end;
+  }
+
+ private:
+  std::vector<std::uint64_t> bytes_;
+  std::vector<std::uint32_t> touched_;
+};
+
+}  // namespace attnsim::sim

@@ -1,0 +1,106 @@
+// The batch forms of MemoryPath: a tile operation's line requests probed line by line (exact tags
+// and counters) and timed as a whole, each channel serving the batch's bytes on it once.
+#include "sim/memory_path.h"
+
+namespace attnsim::sim {
+
+namespace {
+constexpr std::size_t kPrefetchAhead = 8;  // lines whose tag sets are fetched ahead of the probe
+}  // namespace
+
+BatchTiming MemoryPath::read_batch(std::uint32_t xcd, const LineRequest* lines, std::size_t n, Tick t,
+                                   TrafficCounters& c) {
+  const std::uint32_t inst = gpu_->l2_instance_of(xcd);
+  BatchTiming b{t, 0};
+  bool fetched = false, from_hbm = false;
+  for (std::size_t i = 0; i < std::min(n, kPrefetchAhead); ++i) prefetch(xcd, lines[i].address);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i + kPrefetchAhead < n) prefetch(xcd, lines[i + kPrefetchAhead].address);
+    const LineRequest& q = lines[i];
+    const ReadRoute r = route_read(inst, q, c);
+    l2_demand_.add(r.channel, q.hi - q.lo);
+    if (r.evicted) victims_.push_back(Victim{r.channel, r.victim});
+    b.latency_sum += read_latency(r);
+    if (r.hit) continue;
+    fetched = true;
+    link_demand_.add(r.channel, r.fetch.size);
+    if (mall_) mall_demand_.add(mall_channel(r.fetch.address), r.fetch.size);
+    if (r.fetch.hbm_bytes) {
+      from_hbm = true;
+      hbm_demand_.add(hbm_channel(r.fetch.address), r.fetch.hbm_bytes);
+    }
+  }
+  const Tick arrival = t + l1_latency_;
+  Tick l2_done = l2_demand_.serve(l2_read_, arrival);
+  // Dirty victims take write-back queue slots; the batch waits only while a queue is full.
+  for (const Victim& v : victims_) l2_done = std::max(l2_done, evict(v.channel, inst, v.line, arrival, c));
+  victims_.clear();
+  b.finish = l2_done + l2_latency_;
+  if (fetched) {
+    Tick beyond = link_demand_.serve(link_, arrival);
+    if (mall_) beyond = std::max(beyond, mall_demand_.serve(mall_ch_, arrival));
+    b.finish = std::max(b.finish, beyond + mall_latency_ + l2_latency_);
+  }
+  if (from_hbm) b.finish = std::max(b.finish, hbm_demand_.serve(hbm_ch_, arrival) + mall_latency_ + hbm_latency_ + l2_latency_);
+  return b;
+}
+
+BatchTiming MemoryPath::write_batch(std::uint32_t xcd, const LineRequest* lines, std::size_t n, Tick t,
+                                    TrafficCounters& c) {
+  const std::uint32_t inst = gpu_->l2_instance_of(xcd);
+  for (std::size_t i = 0; i < std::min(n, kPrefetchAhead); ++i) l2_[inst].prefetch(lines[i].address);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i + kPrefetchAhead < n) l2_[inst].prefetch(lines[i + kPrefetchAhead].address);
+    const LineRequest& q = lines[i];
+    const std::uint32_t ch = inst * gpu_->l2.channels + l2_channel(q.address);
+    c.requested_write_bytes += q.hi - q.lo;
+    l2_demand_.add(ch, q.hi - q.lo);
+    const ProbeResult r = l2_[inst].access(q.address, line_, true, [](std::uint64_t, std::uint64_t) {},
+                                            [&](std::uint64_t v) { victims_.push_back(Victim{ch, v}); });
+    ++c.tcc_req;
+    c.tcc_hit += r.hits;
+    c.tcc_miss += r.misses;
+  }
+  // Writes are posted: a request holds its window slot until the L2 has accepted it.
+  BatchTiming b{t, static_cast<Tick>(n) * l1_latency_};
+  const Tick accepted = l2_demand_.serve(l2_write_, t + l1_latency_);
+  b.finish = accepted;
+  for (const Victim& v : victims_) b.finish = std::max(b.finish, evict(v.channel, inst, v.line, accepted, c));
+  victims_.clear();
+  return b;
+}
+
+BatchTiming MemoryPath::atomic_batch(std::uint32_t xcd, const LineRequest* lines, std::size_t n, Tick t,
+                                     TrafficCounters& c) {
+  const std::uint32_t inst = gpu_->l2_instance_of(xcd);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (mall_ && i + kPrefetchAhead < n) mall_->prefetch(lines[i + kPrefetchAhead].address);
+    const LineRequest& q = lines[i];
+    const std::uint32_t ch = inst * gpu_->l2.channels + l2_channel(q.address);
+    c.atomic_bytes += q.hi - q.lo;
+    ++c.tcc_req;
+    ++c.tcc_miss;
+    l2_demand_.add(ch, q.hi - q.lo);
+    for (std::uint32_t chunk = q.lo / 64 * 64; chunk < q.hi; chunk += 64) {
+      ++c.ea_wrreq;
+      ++c.ea_wrreq_64b;
+      // Read-modify-write at the memory side: read through the MALL (which allocates the line),
+      // the sum written to HBM.
+      const Fetch f = route_fetch(q.address + chunk, 64, c);
+      c.hbm_write_bytes += 64;
+      link_demand_.add(ch, 64);
+      if (mall_) mall_demand_.add(mall_channel(f.address), f.size);
+      hbm_demand_.add(hbm_channel(f.address), f.hbm_bytes + 64);
+    }
+  }
+  // Atomics are posted: they hold no window slot; `finish` is when the memory side has performed them.
+  BatchTiming b{t, 0};
+  const Tick at = l2_demand_.serve(l2_write_, t + l1_latency_);
+  Tick beyond = link_demand_.serve(link_, at);
+  if (mall_) beyond = std::max(beyond, mall_demand_.serve(mall_ch_, at));
+  beyond = std::max(beyond, hbm_demand_.serve(hbm_ch_, at));
+  b.finish = beyond + mall_latency_ + hbm_latency_;
+  return b;
+}
+
+}  // namespace attnsim::sim
