@@ -45,6 +45,10 @@ class SetAssocCache {
   ProbeResult access(std::uint64_t address, std::uint64_t bytes, bool write, OnMiss&& on_miss,
                      OnWriteback&& on_writeback);
 
+  // Probes the one line holding `address`: returns true on a hit. Exactly access() of that line;
+  // when the allocation evicts a dirty line, sets `evicted` and `victim_address`.
+  bool access_line(std::uint64_t address, bool write, bool& evicted, std::uint64_t& victim_address);
+
   // Probes several runs (a tile's rows) as one batch: the sets' tag state is prefetched for every
   // run first, so the host's memory latency overlaps across runs; then each run is probed in
   // order exactly as access() would. Results and callbacks are identical to calling access() per run.

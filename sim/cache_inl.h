@@ -3,6 +3,10 @@
 
 #include <stdexcept>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace attnsim::sim {
 
 template <std::uint32_t W>
@@ -14,7 +18,24 @@ inline bool SetAssocCache::probe(std::uint64_t set, std::uint32_t tag, bool writ
   if (++clock_ == 0xFFFFFFFFu) renumber();
   const std::uint32_t now = clock_;
   std::uint32_t hit = ways;
-  for (std::uint32_t i = 0; i < ways; ++i) hit = ((tags[i] & ~kDirty) == tag && stamps[i] != 0) ? i : hit;
+#if defined(__SSE2__)
+  if constexpr (W == 16) {  // four 4-way compares; a valid tag occurs at most once in a set
+    const __m128i key = _mm_set1_epi32(static_cast<int>(tag));
+    const __m128i clean = _mm_set1_epi32(static_cast<int>(~kDirty));
+    const __m128i zero = _mm_setzero_si128();
+    int found = 0;
+    for (int k = 0; k < 4; ++k) {
+      const __m128i t = _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tags + 4 * k)), clean);
+      const __m128i valid = _mm_loadu_si128(reinterpret_cast<const __m128i*>(stamps + 4 * k));
+      const __m128i match = _mm_andnot_si128(_mm_cmpeq_epi32(valid, zero), _mm_cmpeq_epi32(t, key));
+      found |= _mm_movemask_ps(_mm_castsi128_ps(match)) << (4 * k);
+    }
+    if (found) hit = static_cast<std::uint32_t>(__builtin_ctz(static_cast<unsigned>(found)));
+  } else
+#endif
+  {
+    for (std::uint32_t i = 0; i < ways; ++i) hit = ((tags[i] & ~kDirty) == tag && stamps[i] != 0) ? i : hit;
+  }
   evicted_dirty = false;
   const bool dirtying = write && policy_ == WritePolicy::write_back;
   if (hit != ways) {
@@ -24,10 +45,12 @@ inline bool SetAssocCache::probe(std::uint64_t set, std::uint32_t tag, bool writ
   }
   if (write && policy_ == WritePolicy::write_through) return false;  // no allocation
   // The least recently used way; invalid ways (stamp 0) come first.
-  std::uint32_t oldest = stamps[0];
-  for (std::uint32_t i = 1; i < ways; ++i) oldest = stamps[i] < oldest ? stamps[i] : oldest;
-  std::uint32_t victim = 0;
-  while (stamps[victim] != oldest) ++victim;
+  std::uint32_t oldest = stamps[0], victim = 0;
+  for (std::uint32_t i = 1; i < ways; ++i) {
+    const bool older = stamps[i] < oldest;  // strict: the first of equal stamps (invalid ways) wins
+    oldest = older ? stamps[i] : oldest;
+    victim = older ? i : victim;
+  }
   if (stamps[victim] != 0 && (tags[victim] & kDirty)) {
     evicted_dirty = true;
     victim_line = static_cast<std::uint64_t>(tags[victim] & ~kDirty) * sets_ + set;
@@ -88,6 +111,20 @@ ProbeResult SetAssocCache::access_impl(std::uint64_t address, std::uint64_t byte
   }
   if (run_length) on_miss(run_start << line_shift_, run_length);
   return r;
+}
+
+inline bool SetAssocCache::access_line(std::uint64_t address, bool write, bool& evicted, std::uint64_t& victim_address) {
+  const std::uint64_t line = address >> line_shift_;
+  const std::uint64_t tag = set_div_.div(line);
+  if (tag >= kDirty) throw std::out_of_range("address beyond the cache model's tag range");
+  const std::uint64_t set = set_div_.mod(line);
+  std::uint64_t victim = 0;
+  bool dirty = false;
+  const auto t = static_cast<std::uint32_t>(tag);
+  const bool hit = ways_ == 16 ? probe<16>(set, t, write, dirty, victim) : probe<0>(set, t, write, dirty, victim);
+  evicted = dirty;
+  if (dirty) victim_address = victim << line_shift_;
+  return hit;
 }
 
 template <class OnMiss, class OnWriteback>

@@ -70,10 +70,16 @@ std::uint32_t MemoryPath::hbm_channel(std::uint64_t address) const {
 MemoryPath::Fetch MemoryPath::route_fetch(std::uint64_t address, std::uint32_t size, TrafficCounters& c) {
   Fetch f{address, size, size};
   if (mall_) {
-    const ProbeResult r = mall_->access(address, size, false, [](std::uint64_t, std::uint64_t) {}, [](std::uint64_t) {});
-    c.mall_read_hits += r.hits;
-    c.mall_read_misses += r.misses;
-    f.hbm_bytes = static_cast<std::uint32_t>(r.misses * mall_->line_bytes());
+    const std::uint32_t mall_line = mall_->line_bytes();
+    std::uint32_t misses = 0;
+    bool evicted = false;  // the MALL holds no dirty lines
+    std::uint64_t victim = 0;
+    for (std::uint64_t a = address / mall_line * mall_line; a < address + size; a += mall_line) {
+      if (!mall_->access_line(a, false, evicted, victim)) ++misses;
+    }
+    c.mall_read_hits += (size + address % mall_line + mall_line - 1) / mall_line - misses;
+    c.mall_read_misses += misses;
+    f.hbm_bytes = misses * mall_line;
   }
   c.hbm_read_bytes += f.hbm_bytes;
   return f;
@@ -83,13 +89,8 @@ MemoryPath::ReadRoute MemoryPath::route_read(std::uint32_t inst, const LineReque
   ReadRoute r;
   r.channel = inst * gpu_->l2.channels + l2_channel(q.address);
   c.requested_read_bytes += q.hi - q.lo;
-  const ProbeResult p = l2_[inst].access(q.address, line_, false, [](std::uint64_t, std::uint64_t) {},
-                                          [&](std::uint64_t v) {
-                                            r.evicted = true;
-                                            r.victim = v;
-                                          });
+  r.hit = l2_[inst].access_line(q.address, false, r.evicted, r.victim);
   ++c.tcc_req;
-  r.hit = p.hits == 1;
   if (r.hit) {
     ++c.tcc_hit;
     return r;
