@@ -8,14 +8,13 @@
 
 namespace attnsim::sim {
 
-// One scheduled event. `target` names the component, `kind` and `payload` are the component's own.
+// One scheduled event. `target` names the component, `kind` is the component's own.
 struct Event {
   Tick time = 0;
   std::uint32_t priority = 0;  // lower runs first among events at the same time
   std::uint64_t sequence = 0;  // insertion order: breaks remaining ties, so order is deterministic
   std::uint32_t target = 0;
   std::uint32_t kind = 0;
-  std::uint64_t payload = 0;
 };
 
 // A min-heap of events. Contract: pop() returns events in strictly increasing (time, priority,
@@ -23,7 +22,8 @@ struct Event {
 // the heap has grown to its working size. Not thread-safe: one queue per simulation.
 class EventQueue {
  public:
-  void schedule(Tick time, std::uint32_t priority, std::uint32_t target, std::uint32_t kind, std::uint64_t payload = 0);
+  // Contract: priority < 2^16 and fewer than 2^48 events scheduled in the queue's life.
+  void schedule(Tick time, std::uint32_t priority, std::uint32_t target, std::uint32_t kind);
   bool empty() const { return heap_.empty(); }
   std::size_t size() const { return heap_.size(); }
   // Removes the earliest event into `out` and advances now() to its time.
@@ -32,12 +32,15 @@ class EventQueue {
   std::uint64_t scheduled() const { return next_sequence_; }
 
  private:
-  static bool later(const Event& a, const Event& b) {
-    if (a.time != b.time) return a.time > b.time;
-    if (a.priority != b.priority) return a.priority > b.priority;
-    return a.sequence > b.sequence;
-  }
-  std::vector<Event> heap_;
+  // A heap entry: (priority, sequence) packed into one key, so an order test is two compares.
+  struct Entry {
+    Tick time;
+    std::uint64_t key;  // priority << 48 | sequence
+    std::uint32_t target, kind;
+  };
+  static bool later(const Entry& a, const Entry& b) { return a.time != b.time ? a.time > b.time : a.key > b.key; }
+  static constexpr int kSequenceBits = 48;
+  std::vector<Entry> heap_;
   Tick now_ = 0;
   std::uint64_t next_sequence_ = 0;
 };
