@@ -28,6 +28,25 @@ json utilisation(const arch::GpuSpec& gpu, const sim::KernelResult& k) {
           {"hbm", ratio(static_cast<double>(m.hbm), m.hbm_channels * t)}};
 }
 
+// Where the kernel's time went (docs/output.md): the launch gap; each SIMD's time from the start to
+// the last retirement as matrix or vector work, waits by cause, or an empty tail, averaged over the
+// SIMDs; then the drain of posted atomics and the L2 write-back. The parts sum to time_us.
+json time_breakdown(const sim::KernelResult& k) {
+  const sim::TimeBreakdown& b = k.breakdown;
+  const double per_simd = 1e6 * std::max<std::uint32_t>(k.simds, 1);
+  const auto us = [&](sim::Tick t) { return static_cast<double>(t) / per_simd; };
+  json j;
+  j["launch"] = static_cast<double>(k.start - k.launch) / 1e6;
+  j["matrix"] = us(b.matrix);
+  j["vector"] = us(b.vector + b.waiting[static_cast<std::size_t>(sim::WaitCause::vector)]);
+  for (std::size_t c = 0; c < sim::kWaitCauses; ++c) {
+    if (static_cast<sim::WaitCause>(c) != sim::WaitCause::vector) j[std::string(sim::to_string(static_cast<sim::WaitCause>(c)))] = us(b.waiting[c]);
+  }
+  j["tail_and_imbalance"] = us(b.tail);
+  j["drain_and_writeback"] = static_cast<double>(k.end - k.last_retire) / 1e6;
+  return j;
+}
+
 json kernel_json(const arch::GpuSpec& gpu, const sim::KernelResult& k) {
   json j;
   j["name"] = k.name;
@@ -62,17 +81,7 @@ json kernel_json(const arch::GpuSpec& gpu, const sim::KernelResult& k) {
       bound = unit;
     }
   }
-  // Where the time went: the launch gap; workgroup slots left empty (tail and load imbalance);
-  // matrix work at the matrix pipes' utilisation; the rest is time the pipes waited on vector,
-  // LDS and memory work and latency.
-  const double total = static_cast<double>(k.end - k.launch);
-  const double launch = static_cast<double>(k.start - k.launch);
-  const double matrix = u["matrix"].get<double>() * exec;
-  const double idle = (1.0 - occupied) * exec;
-  j["time_breakdown_us"] = {{"launch", launch / 1e6},
-                            {"matrix", matrix / 1e6},
-                            {"tail_and_imbalance", idle / 1e6},
-                            {"vector_lds_memory_and_latency", std::max(0.0, total - launch - matrix - idle) / 1e6}};
+  j["time_breakdown_us"] = time_breakdown(k);
   j["bound_by"] = bound;
   j["slot_occupancy"] = occupied;
   j["instructions"] = {{"mfma", k.mfma_instructions}, {"valu", k.valu_instructions}, {"trans", k.trans_instructions}};
@@ -151,6 +160,19 @@ std::string render_run_report(const json& j) {
                     fixed(k["time_breakdown_us"]["tail_and_imbalance"].get<double>(), 1) + " us"});
   }
   os << rows.render();
+  os << "\n  where the time went (us; each SIMD's time, averaged):\n";
+  TextTable parts;
+  const std::vector<std::string> keys = {"launch", "matrix", "vector", "lds", "l2", "fabric", "hbm", "latency", "sync",
+                                         "tail_and_imbalance", "drain_and_writeback"};
+  std::vector<std::string> head = {"kernel"};
+  for (const auto& key : keys) head.push_back(key == "tail_and_imbalance" ? "tail" : (key == "drain_and_writeback" ? "drain" : key));
+  parts.add(head);
+  for (const auto& k : j["kernels"]) {
+    std::vector<std::string> row = {k["name"].get<std::string>()};
+    for (const auto& key : keys) row.push_back(fixed(k["time_breakdown_us"][key].get<double>(), 1));
+    parts.add(row);
+  }
+  os << parts.render();
   const auto& t = j["traffic"];
   const auto mb = [](const json& v) { return fixed(v.get<double>() / 1e6, 1) + " MB"; };
   os << "\n  traffic: LDS " << mb(t["lds_bytes"]) << ", L2 requests " << mb(t["l2_request_bytes"]) << " (hit "

@@ -14,34 +14,50 @@ PipeCosts::PipeCosts(const arch::GpuSpec& gpu, const arch::MatrixInstruction* m,
   barrier = engine.ticks(static_cast<double>(gpu.cu.barrier_latency.value));
 }
 
-ComputeUnit::ComputeUnit(const arch::GpuSpec& gpu, double engine_hz)
+ComputeUnit::ComputeUnit(const arch::GpuSpec& gpu, double engine_hz, Tick start)
     : gpu_(&gpu),
       simds_(gpu.cu.simds),
-      matrix_free_(gpu.cu.simds, 0),
-      vector_free_(gpu.cu.simds, 0),
+      matrix_free_(gpu.cu.simds, start),
+      vector_free_(gpu.cu.simds, start),
       lds_(static_cast<double>(gpu.cu.lds_bandwidth.value) * engine_hz),
       l1_(static_cast<double>(gpu.l1.bandwidth.value) * engine_hz),
       window_(1e12 * gpu.cu.memory_inflight_lines) {}  // slots x (ps of slot time per ps)
 
-Tick ComputeUnit::compute(Tick now, const GroupWork& w, const PipeCosts& pc) {
+Tick ComputeUnit::compute(Tick now, const GroupWork& w, const PipeCosts& pc, WaitCause* bound) {
   const workloads::OpCost& c = *w.cost;
   const Tick matrix_work = c.mfma * pc.mfma;
   const Tick vector_work = c.mfma * pc.mfma_block + (c.valu + (w.masked ? c.mask_valu : 0)) * pc.valu + c.trans * pc.trans;
-  Tick done = now;
+  Tick matrix_done = now, vector_done = now;
   for (std::uint32_t i = 0; i < w.simds; ++i) {
     const std::uint32_t s = (w.simd0 + i) % simds_;
+    const Tick busy_until = std::max(matrix_free_[s], vector_free_[s]);
+    if (busy_until < now) waits_.add_wait(w.waited_on, now - busy_until);
     if (matrix_work) {
       matrix_free_[s] = std::max(now, matrix_free_[s]) + matrix_work;
-      done = std::max(done, matrix_free_[s]);
+      matrix_done = std::max(matrix_done, matrix_free_[s]);
     }
     if (vector_work) {
       vector_free_[s] = std::max(now, vector_free_[s]) + vector_work;
-      done = std::max(done, vector_free_[s]);
+      vector_done = std::max(vector_done, vector_free_[s]);
     }
+    busy_union_ += std::max<Tick>(0, std::max(matrix_free_[s], vector_free_[s]) - std::max(now, busy_until));
   }
   matrix_busy_ += matrix_work * w.simds;
   vector_busy_ += vector_work * w.simds;
-  return std::max(done, lds(now, (c.lds_read + c.lds_write) * w.simds));
+  const Tick lds_done = lds(now, (c.lds_read + c.lds_write) * w.simds);
+  const Tick done = std::max({matrix_done, vector_done, lds_done});
+  if (bound) *bound = done == matrix_done && matrix_work ? WaitCause::sync : (done == vector_done && vector_work ? WaitCause::vector : WaitCause::lds);
+  return done;
+}
+
+TimeBreakdown ComputeUnit::breakdown(Tick start, Tick end) const {
+  TimeBreakdown b = waits_;
+  b.matrix = matrix_busy_;
+  b.vector = busy_union_ - matrix_busy_;
+  Tick accounted = busy_union_;
+  for (Tick w : waits_.waiting) accounted += w;
+  b.tail = static_cast<Tick>(simds_) * (end - start) - accounted;
+  return b;
 }
 
 void ComputeUnit::set_clock(double engine_hz) {

@@ -9,6 +9,7 @@
 #include "arch/gpu_spec.h"
 #include "sim/memory_path.h"
 #include "sim/time.h"
+#include "sim/time_breakdown.h"
 #include "workloads/tile_program.h"
 
 namespace attnsim::sim {
@@ -30,6 +31,7 @@ struct GroupWork {
   std::uint32_t simd0 = 0, simds = 1;  // SIMDs [simd0, simd0 + simds) mod the CU's SIMDs, one wave on each
   const workloads::OpCost* cost = nullptr;
   bool masked = false;
+  FinishCause waited_on;  // what the operation's issue waited on (for the time breakdown)
 };
 
 // One CU. Contract: operations are presented in non-decreasing time order (the event engine's
@@ -38,11 +40,15 @@ struct GroupWork {
 // VALU, so independent vector work of other waves overlaps matrix work (arch-facts 1.3).
 class ComputeUnit {
  public:
-  ComputeUnit(const arch::GpuSpec& gpu, double engine_hz);
+  // `start`: when the kernel starts (the SIMDs' idle time is counted from there).
+  ComputeUnit(const arch::GpuSpec& gpu, double engine_hz, Tick start = 0);
 
   // Matrix instructions go to each SIMD's matrix pipe; VALU and transcendental instructions (and
   // the non-co-issuable part of each MFMA) to its VALU; LDS bytes (per wave) to the CU's LDS.
-  Tick compute(Tick now, const GroupWork& w, const PipeCosts& pc);
+  // Sets *bound (when given) to what the finish was bound by: vector or LDS work, or matrix work
+  // (sync, for operations waiting on it from other SIMDs). Each SIMD idle since its last work
+  // until `now` adds that stretch to the breakdown as waiting on w.waited_on.
+  Tick compute(Tick now, const GroupWork& w, const PipeCosts& pc, WaitCause* bound = nullptr);
   // A new engine clock for the engine-clocked servers (LDS, L1 issue).
   void set_clock(double engine_hz);
   // LDS traffic of `bytes` starting at `now` (shared by the CU's SIMDs).
@@ -57,6 +63,8 @@ class ComputeUnit {
   // least n L / slots once the window is its bottleneck).
   Tick hold_window(Tick now, Tick slot_time) { return window_.serve(now, static_cast<std::uint64_t>(slot_time)); }
 
+  // The SIMD time so far, with the tail of each SIMD up to `end` (the kernel's last retirement).
+  TimeBreakdown breakdown(Tick start, Tick end) const;
   Tick matrix_busy() const { return matrix_busy_; }  // summed over SIMDs
   Tick vector_busy() const { return vector_busy_; }
   Tick lds_busy() const { return lds_.busy(); }
@@ -69,6 +77,8 @@ class ComputeUnit {
   BandwidthServer lds_, l1_;
   BandwidthServer window_;  // slot time of outstanding line requests, `memory_inflight_lines` slots
   Tick matrix_busy_ = 0, vector_busy_ = 0;
+  Tick busy_union_ = 0;        // time some pipe of a SIMD was busy, summed over SIMDs
+  TimeBreakdown waits_;        // idle stretches by cause
 };
 
 }  // namespace attnsim::sim

@@ -42,6 +42,13 @@ struct Lane {
   bool at_phase = false;   // arrived at the phase boundary
 };
 
+// When an issued operation finishes and what bound it (kUnknown: not issued yet).
+struct Finish {
+  Tick time = kUnknown;
+  FinishCause cause;
+};
+constexpr Finish kNotIssued{};
+
 // A resident workgroup and the finish times of its issued operations.
 struct Resident {
   std::uint64_t wg = 0;
@@ -49,7 +56,7 @@ struct Resident {
   std::vector<Lane> lanes;
   std::uint32_t phase = 0, arrived = 0, joined = 0;
   Tick phase_start = 0, join_time = 0, max_finish = 0, start = 0;
-  std::vector<Tick> table;         // finish times: [prologue | epilogue | loop ring slot] x op x lane
+  std::vector<Finish> table;       // finish times: [prologue | epilogue | loop ring slot] x op x lane
   std::vector<std::int64_t> ring;  // iteration held by each loop ring slot
 };
 
@@ -143,7 +150,7 @@ class KernelRun {
     per_cu_ = r.occupancy.workgroups_per_cu;
     cus_.clear();
     cus_.reserve(static_cast<std::size_t>(xcds_) * cus_per_xcd_);
-    for (std::uint32_t i = 0; i < xcds_ * cus_per_xcd_; ++i) cus_.emplace_back(gpu_, engine_.hz());
+    for (std::uint32_t i = 0; i < xcds_ * cus_per_xcd_; ++i) cus_.emplace_back(gpu_, engine_.hz(), r.start);
     next_simd_.assign(cus_.size(), 0);
     residents_.clear();
     residents_.resize(std::min<std::uint64_t>(r.workgroups, cus_.size() * per_cu_));
@@ -151,7 +158,7 @@ class KernelRun {
     for (std::size_t i = residents_.size(); i-- > 0;) free_.push_back(static_cast<std::uint32_t>(i));
     for (Resident& s : residents_) {
       s.lanes.resize(shape_.lanes);
-      s.table.assign(shape_.table_size, kUnknown);
+      s.table.assign(shape_.table_size, kNotIssued);
       s.ring.assign(shape_.ring, -1);
     }
     next_of_xcd_.assign(xcds_, 0);
@@ -184,7 +191,10 @@ class KernelRun {
     r.end = memory_.end_kernel(end, per_xcd_);
     r.per_xcd = per_xcd_;
     for (const auto& c : per_xcd_) r.counters.add(c);
+    r.last_retire = last_end_;
+    r.simds = static_cast<std::uint32_t>(cus_.size()) * gpu_.cu.simds;
     for (const ComputeUnit& cu : cus_) {
+      r.breakdown.add(cu.breakdown(r.start, last_end_));
       r.busy.matrix += cu.matrix_busy();
       r.busy.vector += cu.vector_busy();
       r.busy.lds += cu.lds_busy();
@@ -234,7 +244,7 @@ class KernelRun {
       s.arrived = s.joined = 0;
       s.phase_start = s.max_finish = s.start = now;
       s.join_time = 0;
-      std::fill(s.table.begin(), s.table.end(), kUnknown);
+      std::fill(s.table.begin(), s.table.end(), kNotIssued);
       std::fill(s.ring.begin(), s.ring.end(), -1);
       for (std::uint32_t l = 0; l < shape_.lanes; ++l) {
         Lane& lane = s.lanes[l];
@@ -289,7 +299,7 @@ class KernelRun {
     dispatch(s.xcd, now);
   }
 
-  Tick* entry(Resident& s, std::uint8_t body, std::uint64_t iteration, std::uint16_t op, std::uint32_t lane,
+  Finish* entry(Resident& s, std::uint8_t body, std::uint64_t iteration, std::uint16_t op, std::uint32_t lane,
               bool for_write) {
     std::size_t base = 0;
     if (body == 0) {
@@ -306,7 +316,7 @@ class KernelRun {
           return nullptr;  // not issued yet
         }
         std::fill_n(s.table.begin() + static_cast<std::ptrdiff_t>(shape_.loop_offset + r * shape_.loop_stride),
-                    shape_.loop_stride, kUnknown);
+                    shape_.loop_stride, kNotIssued);
         s.ring[r] = static_cast<std::int64_t>(iteration);
       }
       base = shape_.loop_offset + r * shape_.loop_stride;
@@ -314,58 +324,65 @@ class KernelRun {
     return &s.table[base + static_cast<std::size_t>(op) * shape_.lanes + lane];
   }
 
-  // The finish time of `op` (of `body`, `iteration`) as lane `lane` sees it; kUnknown if not issued.
-  Tick finish_of(Resident& s, std::uint8_t body, std::uint64_t iteration, std::uint16_t op, std::uint32_t lane) {
+  // The finish of `op` (of `body`, `iteration`) as lane `lane` sees it; time kUnknown if not issued.
+  Finish finish_of(Resident& s, std::uint8_t body, std::uint64_t iteration, std::uint16_t op, std::uint32_t lane) {
     const OpTemplate& t = shape_.body(body).ops[op];
     if (is_memory_op(t)) {
-      const Tick* e = entry(s, body, iteration, op, memory_lane(t), false);
-      return e ? *e : kUnknown;
+      const Finish* e = entry(s, body, iteration, op, memory_lane(t), false);
+      return e ? *e : kNotIssued;
     }
     if (lane >= kFirstGroupLane) {
-      const Tick* e = entry(s, body, iteration, op, lane, false);
-      return e ? *e : kUnknown;
+      const Finish* e = entry(s, body, iteration, op, lane, false);
+      return e ? *e : kNotIssued;
     }
-    Tick t_max = 0;  // a memory lane waits for every wave group
+    Finish latest{0, {}};  // a memory lane waits for every wave group
     for (std::uint32_t g = kFirstGroupLane; g < shape_.lanes; ++g) {
-      const Tick* e = entry(s, body, iteration, op, g, false);
-      if (!e || *e == kUnknown) return kUnknown;
-      t_max = std::max(t_max, *e);
+      const Finish* e = entry(s, body, iteration, op, g, false);
+      if (!e || e->time == kUnknown) return kNotIssued;
+      if (e->time > latest.time) latest = *e;
     }
-    return t_max;
+    return latest;
   }
 
-  bool ready_time(Resident& s, const TileOp& op, std::uint32_t lane, Tick& ready) {
+  // When `op` can issue on lane `lane` (false: a dependence is not issued yet), and what the
+  // latest of its dependences was bound by (sync when the phase's start is later than all).
+  bool ready_time(Resident& s, const TileOp& op, std::uint32_t lane, Tick& ready, FinishCause& cause) {
     const CompiledBody& b = shape_.body(op.body);
     ready = s.phase_start;
+    cause = FinishCause{};
+    const auto wait_for = [&](const Finish& f) {
+      if (f.time == kUnknown) return false;
+      if (f.time > ready) {
+        ready = f.time;
+        cause = f.cause;
+      }
+      return true;
+    };
     for (std::uint16_t i = op.op->deps_begin; i < op.op->deps_end; ++i) {
-      const Tick t = finish_of(s, op.body, op.iteration, b.deps[i], lane);
-      if (t == kUnknown) return false;
-      ready = std::max(ready, t);
+      if (!wait_for(finish_of(s, op.body, op.iteration, b.deps[i], lane))) return false;
     }
     if (op.body != 1) return true;
     for (std::uint16_t i = op.op->carried_begin; i < op.op->carried_end; ++i) {
       const auto& c = b.carried[i];
       if (op.iteration < c.distance) continue;
-      const Tick t = finish_of(s, 1, op.iteration - c.distance, c.op, lane);
-      if (t == kUnknown) return false;
-      ready = std::max(ready, t);
+      if (!wait_for(finish_of(s, 1, op.iteration - c.distance, c.op, lane))) return false;
     }
     if (lane == kLoadLane && op.iteration >= shape_.lookahead) {
       // Loads run at most `lookahead` iterations ahead of the loop's end (the buffers they fill).
-      const Tick t = finish_of(s, 1, op.iteration - shape_.lookahead, static_cast<std::uint16_t>(b.ops.size() - 1), lane);
-      if (t == kUnknown) return false;
-      ready = std::max(ready, t);
+      if (!wait_for(finish_of(s, 1, op.iteration - shape_.lookahead, static_cast<std::uint16_t>(b.ops.size() - 1), lane))) {
+        return false;
+      }
     }
     return true;
   }
 
-  void record(std::uint32_t slot, Resident& s, const TileOp& op, std::uint32_t lane, Tick finish, Tick now) {
+  void record(std::uint32_t slot, Resident& s, const TileOp& op, std::uint32_t lane, const Finish& finish, Tick now) {
     if (op.op->pipe != Pipe::sync) {
       *entry(s, op.body, op.iteration, op.index, lane, true) = finish;
     } else {
       for (std::uint32_t g = kFirstGroupLane; g < shape_.lanes; ++g) *entry(s, op.body, op.iteration, op.index, g, true) = finish;
     }
-    s.max_finish = std::max(s.max_finish, finish);
+    s.max_finish = std::max(s.max_finish, finish.time);
     for (std::uint32_t l = 0; l < shape_.lanes; ++l) {
       if (s.lanes[l].waiting) {
         s.lanes[l].waiting = false;
@@ -396,7 +413,8 @@ class KernelRun {
         continue;
       }
       Tick ready = 0;
-      if (!ready_time(s, op, l, ready)) {
+      FinishCause waited_on;
+      if (!ready_time(s, op, l, ready, waited_on)) {
         lane.waiting = true;
         return;
       }
@@ -408,7 +426,7 @@ class KernelRun {
         // A barrier: every wave group must arrive; the last one releases all.
         s.join_time = std::max(s.join_time, now);
         if (++s.joined < shape_.groups) return;
-        const Tick finish = s.join_time + op.op->cost.barriers * pipes_.barrier;
+        const Finish finish{s.join_time + op.op->cost.barriers * pipes_.barrier, FinishCause{WaitCause::sync, 0}};
         s.joined = 0;
         s.join_time = 0;
         for (std::uint32_t g = kFirstGroupLane; g < shape_.lanes; ++g) {
@@ -419,7 +437,7 @@ class KernelRun {
         record(slot, s, op, l, finish, now);
         continue;
       }
-      const Tick finish = l < kFirstGroupLane ? issue_memory(s, l, op, now) : issue_compute(s, op, l, now);
+      const Finish finish = l < kFirstGroupLane ? issue_memory(s, l, op, now) : issue_compute(s, op, l, waited_on, now);
       if (l <= kFirstGroupLane) ++result_->tile_ops;  // a memory op, or a compute op of every group
       lane.has_pending = false;
       record(slot, s, op, l, finish, now);
@@ -447,7 +465,7 @@ class KernelRun {
     s.arrived = 0;
     // A new phase: the finish times of the last one are covered by phase_start (every dependence
     // on them is met), and a new pass numbers its iterations from 0 again.
-    std::fill(s.table.begin(), s.table.end(), kUnknown);
+    std::fill(s.table.begin(), s.table.end(), kNotIssued);
     std::fill(s.ring.begin(), s.ring.end(), -1);
     s.phase_start = std::max(s.max_finish, now);
     for (std::uint32_t i = 0; i < shape_.lanes; ++i) {
@@ -456,12 +474,13 @@ class KernelRun {
     }
   }
 
-  Tick issue_compute(Resident& s, const TileOp& op, std::uint32_t l, Tick now) {
+  Finish issue_compute(Resident& s, const TileOp& op, std::uint32_t l, const FinishCause& waited_on, Tick now) {
     const std::uint32_t simds = gpu_.cu.simds;
     const std::uint32_t g = l - kFirstGroupLane;
     GroupWork w;
     w.cost = &op.op->cost;
     w.masked = op.masked;
+    w.waited_on = waited_on;
     // A workgroup of fewer waves than SIMDs sits on the SIMDs the dispatcher chose for it.
     w.simd0 = shape_.kp->waves >= simds ? 0 : s.simd0;
     w.simds = shape_.waves_in_group(g, simds);
@@ -470,13 +489,15 @@ class KernelRun {
         static_cast<std::uint64_t>(w.cost->valu + (w.masked ? w.cost->mask_valu : 0)) * w.simds;
     result_->trans_instructions += static_cast<std::uint64_t>(w.cost->trans) * w.simds;
     result_->lds_bytes += (w.cost->lds_read + w.cost->lds_write) * w.simds;
-    return cus_[s.cu].compute(now, w, pipes_);
+    Finish f;
+    f.time = cus_[s.cu].compute(now, w, pipes_, &f.cause.bound);
+    return f;
   }
 
   // Issues a memory operation's line requests as one batch at `now`: returns when its data is in
   // the LDS or registers (loads) or accepted by the L2 (stores). Atomics are posted: the operation
   // finishes once issued, and their completion at the memory side extends the kernel's drain.
-  Tick issue_memory(Resident& s, std::uint32_t l, const TileOp& op, Tick now) {
+  Finish issue_memory(Resident& s, std::uint32_t l, const TileOp& op, Tick now) {
     const PassPrograms& pp = *shape_.pp;
     const workloads::TensorDesc& d = (*pp.tensors)[op.op->tensor];
     const std::uint64_t line = memory_.line_bytes();
@@ -493,7 +514,8 @@ class KernelRun {
     });
     ComputeUnit& cu = cus_[s.cu];
     TrafficCounters& c = per_xcd_[s.xcd];
-    Tick finish = now;
+    Finish f{now, FinishCause{WaitCause::l2, 0}};
+    Tick latency = 0;  // the unloaded latency within the operation's duration
     if (!lines_.empty()) {
       const Tick issued = cu.issue(now, bytes);
       const Action a = op.op->action;
@@ -501,18 +523,28 @@ class KernelRun {
       if (a == Action::atomic_dq) {
         b = memory_.atomic_batch(s.xcd, lines_.data(), lines_.size(), now, c);
         drain_ = std::max(drain_, b.finish);
-        b.finish = issued;
+        b = BatchTiming{issued, 0, WaitCause::l2, 0};  // posted: done once issued
       } else if (workloads::is_store(a)) {
         b = memory_.write_batch(s.xcd, lines_.data(), lines_.size(), now, c);
       } else {
         b = memory_.read_batch(s.xcd, lines_.data(), lines_.size(), now, c);
       }
-      finish = std::max({b.finish, issued, cu.hold_window(now, b.latency_sum)});
+      f = Finish{b.finish, FinishCause{b.bound, 0}};
+      latency = b.latency;
+      if (issued > f.time) f = Finish{issued, FinishCause{WaitCause::l2, 0}};  // the L1 issue path
+      const Tick window = cu.hold_window(now, b.latency_sum);
+      if (window > f.time) {  // too few requests in flight for the latency: latency-bound
+        f.time = window;
+        latency = window - now;
+      }
     }
     // Tiles loaded straight into the LDS (or staged through it) are written there by every wave.
     const std::uint64_t lds = op.op->cost.lds_write * shape_.kp->waves;
     result_->lds_bytes += lds;
-    return cu.lds(finish, lds);
+    const Tick written = cu.lds(f.time, lds);
+    if (written > f.time) f = Finish{written, FinishCause{WaitCause::lds, 0}};
+    f.cause.latency_share = latency_share(latency, f.time - now);
+    return f;
   }
 
   const arch::GpuSpec& gpu_;

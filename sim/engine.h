@@ -15,6 +15,7 @@
 #include "sim/memory_path.h"
 #include "sim/occupancy.h"
 #include "sim/time.h"
+#include "sim/time_breakdown.h"
 #include "workloads/kernel_program.h"
 
 namespace attnsim::sim {
@@ -55,6 +56,9 @@ struct KernelResult {
   double mfma_flops = 0;          // issued by the matrix instructions
   std::uint64_t lds_bytes = 0;    // read and written, all waves
   Tick resident_time = 0;         // summed over workgroups: dispatch to retirement
+  TimeBreakdown breakdown;        // SIMD time from start to the last retirement (`last_retire`)
+  std::uint32_t simds = 0;        // SIMDs the breakdown sums over
+  Tick last_retire = 0;           // the last workgroup's retirement (before posted atomics and write-back)
   std::vector<WorkgroupSpan> spans;  // with EngineOptions::trace
   double time_us() const { return static_cast<double>(end - launch) / 1e6; }
 };

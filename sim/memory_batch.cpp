@@ -11,7 +11,7 @@ constexpr std::size_t kPrefetchAhead = 8;  // lines whose tag sets are fetched a
 BatchTiming MemoryPath::read_batch(std::uint32_t xcd, const LineRequest* lines, std::size_t n, Tick t,
                                    TrafficCounters& c) {
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
-  BatchTiming b{t, 0};
+  BatchTiming b{t, 0, WaitCause::l2, 0};
   bool fetched = false, from_hbm = false;
   for (std::size_t i = 0; i < std::min(n, kPrefetchAhead); ++i) prefetch(xcd, lines[i].address);
   for (std::size_t i = 0; i < n; ++i) {
@@ -35,13 +35,22 @@ BatchTiming MemoryPath::read_batch(std::uint32_t xcd, const LineRequest* lines, 
   // Dirty victims take write-back queue slots; the batch waits only while a queue is full.
   for (const Victim& v : victims_) l2_done = std::max(l2_done, evict(v.channel, inst, v.line, arrival, c));
   victims_.clear();
-  b.finish = l2_done + l2_latency_;
+  const auto bound_by = [&](Tick end, WaitCause level, Tick latency) {
+    if (end <= b.finish) return;
+    b.finish = end;
+    b.bound = level;
+    b.latency = latency;
+  };
+  bound_by(l2_done + l2_latency_, WaitCause::l2, l1_latency_ + l2_latency_);
   if (fetched) {
     Tick beyond = link_demand_.serve(link_, arrival);
     if (mall_) beyond = std::max(beyond, mall_demand_.serve(mall_ch_, arrival));
-    b.finish = std::max(b.finish, beyond + mall_latency_ + l2_latency_);
+    bound_by(beyond + mall_latency_ + l2_latency_, WaitCause::fabric, l1_latency_ + l2_latency_ + mall_latency_);
   }
-  if (from_hbm) b.finish = std::max(b.finish, hbm_demand_.serve(hbm_ch_, arrival) + mall_latency_ + hbm_latency_ + l2_latency_);
+  if (from_hbm) {
+    bound_by(hbm_demand_.serve(hbm_ch_, arrival) + mall_latency_ + hbm_latency_ + l2_latency_, WaitCause::hbm,
+             l1_latency_ + l2_latency_ + mall_latency_ + hbm_latency_);
+  }
   return b;
 }
 
@@ -62,10 +71,16 @@ BatchTiming MemoryPath::write_batch(std::uint32_t xcd, const LineRequest* lines,
     c.tcc_miss += r.misses;
   }
   // Writes are posted: a request holds its window slot until the L2 has accepted it.
-  BatchTiming b{t, static_cast<Tick>(n) * l1_latency_};
+  BatchTiming b{t, static_cast<Tick>(n) * l1_latency_, WaitCause::l2, l1_latency_};
   const Tick accepted = l2_demand_.serve(l2_write_, t + l1_latency_);
   b.finish = accepted;
-  for (const Victim& v : victims_) b.finish = std::max(b.finish, evict(v.channel, inst, v.line, accepted, c));
+  for (const Victim& v : victims_) {
+    const Tick slot = evict(v.channel, inst, v.line, accepted, c);
+    if (slot > b.finish) {  // every write-back slot of the channel busy: memory's write rate binds
+      b.finish = slot;
+      b.bound = WaitCause::hbm;
+    }
+  }
   victims_.clear();
   return b;
 }
@@ -94,7 +109,7 @@ BatchTiming MemoryPath::atomic_batch(std::uint32_t xcd, const LineRequest* lines
     }
   }
   // Atomics are posted: they hold no window slot; `finish` is when the memory side has performed them.
-  BatchTiming b{t, 0};
+  BatchTiming b{t, 0, WaitCause::hbm, l1_latency_ + mall_latency_ + hbm_latency_};
   const Tick at = l2_demand_.serve(l2_write_, t + l1_latency_);
   Tick beyond = link_demand_.serve(link_, at);
   if (mall_) beyond = std::max(beyond, mall_demand_.serve(mall_ch_, at));

@@ -17,6 +17,7 @@
 #include "sim/counters.h"
 #include "sim/divisor.h"
 #include "sim/time.h"
+#include "sim/time_breakdown.h"
 
 namespace attnsim::sim {
 
@@ -40,6 +41,8 @@ struct LineRequest {
 struct BatchTiming {
   Tick finish = 0;       // reads: data back; writes: accepted by the L2; atomics: performed at the memory side
   Tick latency_sum = 0;  // each request's unloaded round trip, summed (a window slot is held that long)
+  WaitCause bound = WaitCause::l2;  // the level whose channels (and latency) set `finish`
+  Tick latency = 0;                 // that level's unloaded round trip, part of finish - issue
 };
 
 // Contract: requests are timed in the order they are presented (the event engine presents them in

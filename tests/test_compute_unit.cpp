@@ -26,7 +26,7 @@ TEST_CASE("matrix work: 32 cycles per 32x32x8 MFMA on every SIMD the group spans
   ComputeUnit cu(gpu, 1e9);
   workloads::OpCost four;
   four.mfma = 4;
-  GroupWork w{0, 4, &four, false};
+  GroupWork w{0, 4, &four, false, {}};
   CHECK(cu.compute(0, w, pc) == 128'000);
   CHECK(cu.compute(0, w, pc) == 256'000);  // a second wave group on the same SIMDs waits
   CHECK(cu.matrix_busy() == 2 * 4 * 128'000);
@@ -40,14 +40,14 @@ TEST_CASE("VALU work of another wave overlaps MFMAs except for their blocked cyc
   matrix.mfma = 4;
   vector.valu = 10;  // 10 x 4 cycles (wave64 on 16 lanes)
   vector.trans = 1;  // 16 cycles (quarter rate)
-  CHECK(cu.compute(0, GroupWork{0, 1, &matrix, false}, pc) == 128'000);
+  CHECK(cu.compute(0, GroupWork{0, 1, &matrix, false, {}}, pc) == 128'000);
   // The MFMAs hold the VALU for 4 x 4 cycles; then 40 + 16 cycles of vector work.
-  CHECK(cu.compute(0, GroupWork{0, 1, &vector, false}, pc) == 16'000 + 56'000);
+  CHECK(cu.compute(0, GroupWork{0, 1, &vector, false, {}}, pc) == 16'000 + 56'000);
   // On another SIMD nothing waits.
-  CHECK(cu.compute(0, GroupWork{1, 1, &vector, false}, pc) == 56'000);
+  CHECK(cu.compute(0, GroupWork{1, 1, &vector, false, {}}, pc) == 56'000);
   // Masking adds its VALU instructions.
   vector.mask_valu = 5;
-  CHECK(cu.compute(0, GroupWork{2, 1, &vector, true}, pc) == 56'000 + 20'000);
+  CHECK(cu.compute(0, GroupWork{2, 1, &vector, true, {}}, pc) == 56'000 + 20'000);
 }
 
 TEST_CASE("LDS bytes of an op are served at 128 B per clock per CU") {
@@ -56,7 +56,7 @@ TEST_CASE("LDS bytes of an op are served at 128 B per clock per CU") {
   ComputeUnit cu(gpu, 1e9);
   workloads::OpCost reads;
   reads.lds_read = 1024;  // per wave; 4 waves: 4096 B = 32 cycles
-  CHECK(cu.compute(0, GroupWork{0, 4, &reads, false}, pc) == 32'000);
+  CHECK(cu.compute(0, GroupWork{0, 4, &reads, false, {}}, pc) == 32'000);
   CHECK(cu.lds_busy() == 32'000);
 }
 
@@ -74,4 +74,31 @@ TEST_CASE("the window of outstanding line requests bounds a memory operation by 
   CHECK(idle.hold_window(0, 8 * 1'000'000) == 125'000);
   // The L1 issue path serves 128 B per clock: 64 lines of 128 B take 64 cycles.
   CHECK(cu.issue(0, 64 * 128) == 64'000);
+}
+
+TEST_CASE("a SIMD's time splits into matrix work and vector work alone and waits by cause and the tail (by hand)") {
+  const auto& gpu = test::gpu("mi300x");
+  const PipeCosts pc(gpu, &mfma32(gpu), Clock(1e9));
+  ComputeUnit cu(gpu, 1e9, 100'000);  // the kernel starts at 100 ns
+  workloads::OpCost matrix, vector;
+  matrix.mfma = 4;   // 128 ns of matrix pipe (its 16 ns of blocked VALU inside it)
+  vector.valu = 10;  // 40 ns of VALU
+  WaitCause bound = WaitCause::count;
+  // SIMD 0 idles from the start until 150 ns, waiting on an HBM load whose duration was 20 % latency.
+  GroupWork w{0, 1, &matrix, false, FinishCause{WaitCause::hbm, 51}};
+  CHECK(cu.compute(150'000, w, pc, &bound) == 278'000);
+  CHECK(bound == WaitCause::sync);  // bound by its matrix work
+  // Then vector work alone on SIMD 0 from 300 ns (idle 22 ns, waiting on the LDS).
+  GroupWork v{0, 1, &vector, false, FinishCause{WaitCause::lds, 0}};
+  CHECK(cu.compute(300'000, v, pc, &bound) == 340'000);
+  CHECK(bound == WaitCause::vector);
+  const TimeBreakdown b = cu.breakdown(100'000, 500'000);
+  CHECK(b.matrix == 128'000);
+  CHECK(b.vector == 40'000);
+  CHECK(b.waiting[static_cast<std::size_t>(WaitCause::latency)] == 10'000);  // 50 ns x 51 / 255
+  CHECK(b.waiting[static_cast<std::size_t>(WaitCause::hbm)] == 40'000);
+  CHECK(b.waiting[static_cast<std::size_t>(WaitCause::lds)] == 22'000);
+  // SIMD 0 idle from 340 to 500 ns, SIMDs 1-3 idle all 400 ns.
+  CHECK(b.tail == 160'000 + 3 * 400'000);
+  CHECK(b.total() == 4 * 400'000);
 }
