@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "arch/config_error.h"
+#include "report/csv_split.h"
 
 namespace attnsim::report {
 
@@ -13,31 +14,6 @@ namespace {
 using arch::ConfigError;
 using arch::ValueOrigin;
 
-// Splits one CSV record; a quoted field may hold commas and doubled quotes.
-std::vector<std::string> split_csv(const std::string& line) {
-  std::vector<std::string> fields(1);
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char ch = line[i];
-    if (quoted) {
-      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        fields.back() += '"';
-        ++i;
-      } else if (ch == '"') {
-        quoted = false;
-      } else {
-        fields.back() += ch;
-      }
-    } else if (ch == '"') {
-      quoted = true;
-    } else if (ch == ',') {
-      fields.emplace_back();
-    } else if (ch != '\r') {
-      fields.back() += ch;
-    }
-  }
-  return fields;
-}
 
 const std::map<std::string, std::string>& metric_keys() {
   static const std::map<std::string, std::string> m{
@@ -48,7 +24,8 @@ const std::map<std::string, std::string>& metric_keys() {
       {"l2_fabric_read_plus_write_bytes", ""},
       {"hbm_read_bytes", "/traffic/hbm_read_bytes"},
       {"hbm_write_bytes", "/traffic/hbm_write_bytes"},
-      {"l2_hit_rate", "/traffic/l2_hit_rate"}};
+      {"l2_hit_rate", "/traffic/l2_hit_rate"},
+      {"l2_read_request_bytes", "/traffic/l2_read_request_bytes"}};
   return m;
 }
 

@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Installs what attnsim needs on Debian 12 (bookworm), with apt-get, only when something is
 # missing. Idempotent and quiet when everything is already there. Needs root or sudo.
-#   scripts/setup.sh           build and test dependencies
-#   scripts/setup.sh --hip     also hipcc and the HIP runtime headers (validation kernels)
+#   scripts/setup.sh           build and test dependencies, hipcc for the validation kernels
 set -euo pipefail
 
 packages=(
@@ -17,10 +16,9 @@ packages=(
   libopenmpi-dev       # Open MPI: cluster sweeps
   openmpi-bin          # mpirun
   chromium             # headless browser: the sweep report test
+  hipcc                # HIP compiler (ROCm 5.2): the validation kernels for AMD GPUs
+  libamdhip64-dev      # HIP runtime headers and library
 )
-if [[ "${1:-}" == "--hip" ]]; then
-  packages+=(hipcc libamdhip64-dev)
-fi
 
 missing=()
 for p in "${packages[@]}"; do

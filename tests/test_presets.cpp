@@ -101,7 +101,7 @@ TEST_CASE("--kernel overrides fields and reports bad specs by name") {
   CHECK(k.bwd.gqa == GqaMode::kv_loop);
   CHECK(k.name == "aiter-v3,fwd.block_n=64,bwd.dq=split,bwd.gqa=kv_loop");
   CHECK(spec_error("flash9") == "--kernel flash9: error: unknown kernel preset 'flash9'; presets: aiter-v3, "
-                                "aiter-v3-a16, ck, triton-amd, aotriton, fa2, fa3");
+                                "aiter-v3-a16, ck, triton-amd, aotriton, fa2, fa3, ref-hip, ref-cuda");
   CHECK(spec_error("ck,bwd.dq=fast") ==
         "--kernel ck,bwd.dq=fast: error: key 'bwd.dq': expected one of atomic, two_pass, split, got \"fast\"");
   CHECK(spec_error("ck,fwd.block_m=0") ==

@@ -267,9 +267,61 @@ KernelSchedule fa3() {
   return k;
 }
 
+// The project's own validation kernels (validation/kernels/attention_kernels.h), built by hipcc for
+// AMD (`ref-hip`) or nvcc for NVIDIA (`ref-cuda`): block sizes from attention_tiling.h, registers as
+// the compilers reported them (hipcc 5.2 gfx940 -Rpass-analysis=kernel-resource-usage; nvcc 13.0
+// sm_90 -Xptxas -v), LDS from fwd_lds_bytes / bwd_lds_bytes at d = 128.
+KernelSchedule validation_kernels(bool amd) {
+  KernelSchedule k;
+  k.name = amd ? "ref-hip" : "ref-cuda";
+  k.native_arch = amd ? "mi300x" : "h200";
+  k.source = "attnsim validation kernels (validation/kernels/attention_kernels.h)";
+  const std::string mix =
+      "estimate (instruction mix of the validation kernels not read from their code objects; aiter-v3 density: "
+      "their time is not expected to match, their traffic is)";
+  FwdSchedule& f = k.fwd;
+  f.block_m = 64;   // kFwdBlockM
+  f.block_n = 64;   // kFwdBlockN
+  f.waves = 4;      // kWaves
+  f.stages = 1;     // one K/V tile in LDS at a time
+  f.grid = GridOrder::blocks_first;  // grid (query blocks, Hq, B)
+  f.mfma = amd ? "v_mfma_f32_16x16x16_bf16" : "mma.sync.m16n8k16.f32.bf16";
+  f.vgprs = amd ? 300 : 167;  // gfx940: 256 VGPRs + 44 AGPRs; sm_90: 167 registers
+  f.lds_bytes = 58112;        // fwd_lds_bytes(128)
+  const auto as_estimate = [&](auto counts) {
+    counts.source = mix;
+    return counts;
+  };
+  f.loop = as_estimate(aiter_fwd_density());
+  f.prologue = as_estimate(aiter_fwd_prologue());
+  f.epilogue = as_estimate(aiter_fwd_epilogue());
+
+  BwdSchedule& b = k.bwd;
+  b.block_m = 32;   // kBwdBlockM
+  b.block_n = 64;   // kBwdBlockN
+  b.waves = 4;
+  b.stages = 1;
+  b.grid = GridOrder::blocks_first;  // grid (key blocks, Hq, B)
+  b.dq = DqMode::atomic;             // fp32 atomicAdd into dq_acc (zeroed by a memset), then convert
+  b.gqa = GqaMode::expand;           // heads_q == heads_kv only: one workgroup per head
+  b.preprocess_rows = 256;           // kPreprocessRows
+  b.convert_rows = 64;               // kConvertRows
+  b.mfma = f.mfma;
+  b.vgprs = amd ? 337 : 255;  // gfx940: 256 + 81 AGPRs; sm_90: 255 (88 B of spills)
+  b.lds_bytes = 41216;        // bwd_lds_bytes(128)
+  b.loop = as_estimate(aiter_bwd_density(false));
+  b.dq_loop = b.loop;
+  b.prologue = as_estimate(aiter_bwd_prologue());
+  b.epilogue = as_estimate(aiter_bwd_epilogue());
+  b.preprocess = as_estimate(aiter_preprocess());
+  b.convert = as_estimate(aiter_convert());
+  return k;
+}
+
 }  // namespace
 
-std::vector<std::string> preset_names() { return {"aiter-v3", "aiter-v3-a16", "ck", "triton-amd", "aotriton", "fa2", "fa3"}; }
+std::vector<std::string> preset_names() { return {"aiter-v3", "aiter-v3-a16", "ck", "triton-amd", "aotriton", "fa2", "fa3", "ref-hip", "ref-cuda"};
+}
 
 std::optional<KernelSchedule> preset(const std::string& name) {
   if (name == "aiter-v3") return aiter_v3(false);
@@ -279,6 +331,8 @@ std::optional<KernelSchedule> preset(const std::string& name) {
   if (name == "aotriton") return aotriton();
   if (name == "fa2") return fa2();
   if (name == "fa3") return fa3();
+  if (name == "ref-hip") return validation_kernels(true);
+  if (name == "ref-cuda") return validation_kernels(false);
   return std::nullopt;
 }
 

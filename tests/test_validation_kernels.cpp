@@ -1,0 +1,295 @@
+// The validation suite's host-side parts, without a GPU: the portability layer's fragment layouts
+// and bf16, the kernels' tiling against the mask by brute force, the harness's CPU reference against
+// attnsim's own reference, and the harness's options, profiler CSV and measurement rows (which
+// `attnsim validate` must read back).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "report/measurements.h"
+#include "validation/harness/harness_core.h"
+#include "validation/kernels/cpu_reference.h"
+#include "workloads/reference.h"
+
+namespace {
+
+template <attn::Vendor V>
+void check_layout_covers_tile() {
+  using L = attn::Layout<V>;
+  std::set<std::pair<int, int>> a, b, c;
+  for (int lane = 0; lane < L::lanes; ++lane) {
+    for (int i = 0; i < L::a_elems; ++i) a.insert({L::a_row(lane, i), L::a_col(lane, i)});
+    for (int i = 0; i < L::b_elems; ++i) b.insert({L::b_row(lane, i), L::b_col(lane, i)});
+    for (int i = 0; i < L::c_elems; ++i) c.insert({L::c_row(lane, i), L::c_col(lane, i)});
+  }
+  CHECK(L::lanes * L::a_elems == 256);
+  CHECK(L::lanes * L::b_elems == 256);
+  CHECK(L::lanes * L::c_elems == 256);
+  for (const auto* s : {&a, &b, &c}) {
+    CHECK(s->size() == 256);  // every element of the 16 x 16 tile exactly once
+    CHECK(s->begin()->first == 0);
+    CHECK(s->rbegin()->first == 15);
+  }
+}
+
+// What the hardware computes from the lanes' fragments: C += A B with A and B as the layout places
+// them, written back to the lanes by the C layout.
+std::vector<float> emulated_mma(const std::vector<attn::FragA>& fa, const std::vector<attn::FragB>& fb) {
+  using L = attn::Native;
+  float a[16][16], b[16][16];
+  for (int lane = 0; lane < L::lanes; ++lane) {
+    for (int i = 0; i < L::a_elems; ++i) a[L::a_row(lane, i)][L::a_col(lane, i)] = attn::from_bf16(fa[lane].v[i]);
+    for (int i = 0; i < L::b_elems; ++i) b[L::b_row(lane, i)][L::b_col(lane, i)] = attn::from_bf16(fb[lane].v[i]);
+  }
+  std::vector<float> c(256, 0.0f);
+  for (int r = 0; r < 16; ++r) {
+    for (int n = 0; n < 16; ++n) {
+      for (int k = 0; k < 16; ++k) c[r * 16 + n] += a[r][k] * b[k][n];
+    }
+  }
+  return c;
+}
+
+std::string temp_path(const std::string& name) { return (std::filesystem::temp_directory_path() / name).string(); }
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = temp_path(name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string bad_input(const std::vector<std::string>& args) {
+  try {
+    attn::parse_options(args);
+  } catch (const attn::BadInput& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("each vendor's fragment layouts cover a 16x16 tile exactly once") {
+  check_layout_covers_tile<attn::Vendor::amd>();
+  check_layout_covers_tile<attn::Vendor::nvidia>();
+}
+
+TEST_CASE("strided fragment loads give the kernels' operands: a product through LDS layouts and transposes") {
+  // S = Q K^T as the forward computes it: Q row-major [row][d], K row-major [key][d] read as B(d, key).
+  std::vector<std::uint16_t> q(16 * 16), k(16 * 16);
+  attn::fill_random(q, 7);
+  attn::fill_random(k, 8);
+  std::vector<attn::FragA> fa(attn::kWaveLanes);
+  std::vector<attn::FragB> fb(attn::kWaveLanes);
+  for (int lane = 0; lane < attn::kWaveLanes; ++lane) {
+    attn::load_a(fa[lane], q.data(), 16, 1, lane);
+    attn::load_b(fb[lane], k.data(), 1, 16, lane);  // B(d, key) = K(key, d)
+  }
+  const std::vector<float> c = emulated_mma(fa, fb);
+  for (int r = 0; r < 16; ++r) {
+    for (int n = 0; n < 16; ++n) {
+      float want = 0;
+      for (int d = 0; d < 16; ++d) want += attn::from_bf16(q[r * 16 + d]) * attn::from_bf16(k[n * 16 + d]);
+      CHECK(c[r * 16 + n] == doctest::Approx(want).epsilon(1e-6));
+    }
+  }
+}
+
+TEST_CASE("bf16 conversion rounds to nearest even and keeps NaN") {
+  CHECK(attn::to_bf16(1.0f) == 0x3F80);
+  CHECK(attn::to_bf16(1.00390625f) == 0x3F80);  // 1 + 2^-8: halfway, to the even 0x3F80
+  CHECK(attn::to_bf16(1.01171875f) == 0x3F82);  // 1 + 3 x 2^-8: halfway, to the even 0x3F82
+  CHECK(attn::to_bf16(-2.0f) == 0xC000);
+  CHECK(attn::from_bf16(0x4049) == 3.140625f);
+  CHECK(std::isnan(attn::from_bf16(attn::to_bf16(std::nanf("")))));
+}
+
+TEST_CASE("the kernels' block ranges are exactly the blocks the causal mask leaves visible") {
+  for (int causal = 0; causal < 2; ++causal) {
+    for (int nq : {1, 31, 64, 100, 257}) {
+      for (int extra : {0, 5, 64, 130}) {
+        attn::Shape s;
+        s.seqlen_q = nq;
+        s.seqlen_k = nq + extra;
+        s.causal = causal == 1;
+        CAPTURE(nq);
+        CAPTURE(extra);
+        CAPTURE(causal);
+        for (int q0 = 0; q0 < nq; q0 += attn::kFwdBlockM) {  // forward: key blocks of a query block
+          int want = 0;
+          for (int i = q0; i < std::min(nq, q0 + attn::kFwdBlockM); ++i) {
+            for (int j = 0; j < s.seqlen_k; ++j) {
+              if (attn::visible(s, i, j)) want = std::max(want, j / attn::kFwdBlockN + 1);
+            }
+          }
+          CHECK(attn::kv_blocks_end(s, q0, attn::kFwdBlockM, attn::kFwdBlockN) == want);
+        }
+        for (int k0 = 0; k0 < s.seqlen_k; k0 += attn::kBwdBlockN) {  // backward: query blocks of a key block
+          int first = attn::ceil_div(nq, attn::kBwdBlockM);
+          for (int i = 0; i < nq; ++i) {
+            for (int j = k0; j < std::min(s.seqlen_k, k0 + attn::kBwdBlockN); ++j) {
+              if (attn::visible(s, i, j)) first = std::min(first, i / attn::kBwdBlockM);
+            }
+          }
+          // Blocks before `first` see none of the keys; the kernel may start at or before it.
+          CHECK(attn::q_blocks_begin(s, k0, attn::kBwdBlockM) <= first);
+          CHECK(attn::q_blocks_begin(s, k0, attn::kBwdBlockM) >= (first == attn::ceil_div(nq, attn::kBwdBlockM) ? 0 : first));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("the harness's CPU reference agrees with attnsim's reference attention") {
+  using namespace attnsim::workloads;
+  attn::HostInputs in;
+  attn::Shape& s = in.shape;
+  s.batch = 2;
+  s.heads_q = s.heads_kv = 2;
+  s.seqlen_q = 40;
+  s.seqlen_k = 56;
+  s.head_dim = 64;
+  s.causal = true;
+  in.scale = 1.0f / 8.0f;
+  const std::size_t qn = 2ull * 40 * 2 * 64, kn = 2ull * 56 * 2 * 64;
+  in.q.resize(qn);
+  in.k.resize(kn);
+  in.v.resize(kn);
+  in.d_o.resize(qn);
+  attn::fill_random(in.q, 1);
+  attn::fill_random(in.k, 2);
+  attn::fill_random(in.v, 3);
+  attn::fill_random(in.d_o, 4);
+
+  Problem p;
+  p.batch = 2;
+  p.heads_q = p.heads_kv = 2;
+  p.seqlen_q = 40;
+  p.seqlen_k = 56;
+  p.head_dim_qk = p.head_dim_v = 64;
+  p.causal = true;
+  TensorNeeds needs;
+  needs.backward = true;
+  const TensorSet ts(p, needs);
+  HostTensors host;
+  for (std::size_t i = 0; i < kTensorCount; ++i) {
+    const TensorDesc& d = ts[static_cast<TensorId>(i)];
+    if (d.present) host.data[i].assign(d.bytes() / d.elem_bytes, 0.0f);
+  }
+  // Both use BSHD with the same element order.
+  for (std::size_t e = 0; e < qn; ++e) {
+    host[TensorId::q][e] = attn::from_bf16(in.q[e]);
+    host[TensorId::d_o][e] = attn::from_bf16(in.d_o[e]);
+  }
+  for (std::size_t e = 0; e < kn; ++e) {
+    host[TensorId::k][e] = attn::from_bf16(in.k[e]);
+    host[TensorId::v][e] = attn::from_bf16(in.v[e]);
+  }
+  reference_attention(p, ts, host, false);
+  reference_attention(p, ts, host, true);
+
+  const int b = 1, h = 1;
+  std::vector<double> out, dq, dk, dv, lse(40), delta(40);
+  for (int i = 0; i < 40; ++i) {
+    double l = 0;
+    attn::reference_forward_row(in, b, h, i, out, l);
+    CHECK(l == doctest::Approx(host[TensorId::lse][attn::row_offset(s, b, h, i)]).epsilon(1e-5));
+    CHECK(attn::row_error(out, [&](std::size_t d) { return host[TensorId::o][attn::q_offset(s, b, i, h, static_cast<int>(d))]; }) < 1e-5);
+    lse[i] = l;
+    delta[i] = 0;
+    for (int d = 0; d < 64; ++d) delta[i] += out[d] * attn::from_bf16(in.d_o[attn::q_offset(s, b, i, h, d)]);
+  }
+  for (int i = 0; i < 40; ++i) {
+    attn::reference_dq_row(in, b, h, i, lse[i], delta[i], dq);
+    CHECK(attn::row_error(dq, [&](std::size_t d) { return host[TensorId::dq][attn::q_offset(s, b, i, h, static_cast<int>(d))]; }) < 1e-5);
+  }
+  for (int j = 0; j < 56; ++j) {
+    attn::reference_dkdv_row(in, b, h, j, lse, delta, dk, dv);
+    CHECK(attn::row_error(dk, [&](std::size_t d) { return host[TensorId::dk][attn::kv_offset(s, b, j, h, static_cast<int>(d))]; }) < 1e-5);
+    CHECK(attn::row_error(dv, [&](std::size_t d) { return host[TensorId::dv][attn::kv_offset(s, b, j, h, static_cast<int>(d))]; }) < 1e-5);
+  }
+}
+
+TEST_CASE("harness options: shapes the kernels cannot run are refused by name") {
+  const attn::Options o = attn::parse_options({"--direction", "bwd", "--batch", "2", "--heads", "16", "--seqlen", "4096", "--causal"});
+  CHECK(o.shape.heads_q == 16);
+  CHECK(o.shape.heads_kv == 16);
+  CHECK(o.shape.seqlen_k == 4096);
+  CHECK(o.shape.causal);
+  CHECK(bad_input({"--head-dim", "96"}) == "unsupported shape: head_dim must be 64 or 128");
+  CHECK(bad_input({"--direction", "bwd", "--heads", "8:2"}) ==
+        "unsupported shape: the backward kernels need heads_q == heads_kv (no GQA reduction)");
+  CHECK(bad_input({"--seqlen", "4k"}) == "--seqlen: expected an integer, got '4k'");
+  CHECK(bad_input({"--causal", "--seqlen", "512:256"}) == "unsupported shape: causal needs seqlen_k >= seqlen_q (bottom-right mask)");
+  CHECK(bad_input({"--reps", "0"}) == "--warmup must be >= 0 and --reps >= 1");
+  CHECK(bad_input({"--bogus"}).rfind("unknown option '--bogus'", 0) == 0);
+  CHECK(attn::arch_of("NVIDIA H200") == "h200");
+  CHECK(attn::arch_of("AMD Instinct MI300X (gfx942:sramecc+:xnack-)") == "mi300x");
+  CHECK(attn::arch_of("NVIDIA A100-SXM4-80GB").empty());
+}
+
+TEST_CASE("profiler CSVs are summed over the attention kernels and become attnsim metrics") {
+  // Nsight Compute, --csv --print-units base, with its own messages first and a kernel of another program.
+  const std::string ncu = write_temp(
+      "attnsim_ncu.csv",
+      "==PROF== Connected to process 1234\n"
+      "\"ID\",\"Process ID\",\"Kernel Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n"
+      "\"0\",\"1\",\"void attn::attention_fwd<128>(attn::Tensors)\",\"dram__bytes_read.sum\",\"byte\",\"1,048,576\"\n"
+      "\"0\",\"1\",\"void attn::attention_fwd<128>(attn::Tensors)\",\"dram__bytes_write.sum\",\"byte\",\"2048\"\n"
+      "\"1\",\"1\",\"other_kernel\",\"dram__bytes_read.sum\",\"byte\",\"999\"\n"
+      "\"2\",\"1\",\"attn::attention_bwd_convert(attn::Tensors)\",\"dram__bytes_read.sum\",\"byte\",\"1000\"\n"
+      "\"2\",\"1\",\"attn::attention_bwd_convert(attn::Tensors)\",\"lts__t_sectors_srcunit_tex_op_read.sum\",\"sector\",\"10\"\n");
+  const auto sums = attn::sum_profile_csv(ncu);
+  CHECK(sums.at("dram__bytes_read.sum") == 1048576.0 + 1000.0);
+  const auto m = attn::metrics_from_profile(sums);
+  REQUIRE(m.size() == 3);
+  CHECK(m[2].metric == "l2_read_request_bytes");
+  CHECK(m[2].value == 320.0);
+  // rocprofv3 counter collection: FETCH_SIZE = 128 x 10 + 64 x (30 - 10 - 5) + 32 x 5 = 2400 B;
+  // WRITE_SIZE = 32 x (8 - 6) + 64 x 6 = 448 B.
+  const std::string roc = write_temp("attnsim_rocprof.csv",
+                                     "Correlation_Id,Kernel_Name,Counter_Name,Counter_Value\n"
+                                     "1,attention_fwd,TCC_EA0_RDREQ,30\n1,attention_fwd,TCC_EA0_RDREQ_32B,5\n"
+                                     "1,attention_fwd,TCC_BUBBLE,10\n1,attention_fwd,TCC_EA0_WRREQ,8\n"
+                                     "1,attention_fwd,TCC_EA0_WRREQ_64B,6\n");
+  const auto rm = attn::metrics_from_profile(attn::sum_profile_csv(roc));
+  REQUIRE(rm.size() == 2);
+  CHECK(rm[0].metric == "l2_fabric_read_bytes");
+  CHECK(rm[0].value == 2400.0);
+  CHECK(rm[1].value == 448.0);
+  const std::string bad = write_temp("attnsim_bad_profile.csv", "Kernel_Name,Counter_Name,Counter_Value\nattention_fwd,TCC_BUBBLE,lots\n");
+  CHECK_THROWS_WITH_AS(attn::sum_profile_csv(bad), (bad + ":2: metric 'TCC_BUBBLE' has a value that is not a number: 'lots'").c_str(),
+                       attn::BadInput);
+  const std::string none = write_temp("attnsim_none_profile.csv", "a,b\n1,2\n");
+  CHECK_THROWS_AS(attn::sum_profile_csv(none), attn::BadInput);
+}
+
+TEST_CASE("the harness's measurement rows are what attnsim validate reads") {
+  attn::Shape s;
+  s.batch = 4;
+  s.heads_q = s.heads_kv = 16;
+  s.seqlen_q = s.seqlen_k = 2048;
+  s.head_dim = 64;
+  s.causal = true;
+  const double flops = attn::fa_flops(s, "fwd");
+  CHECK(flops == 4.0 * 4 * 16 * (2048.0 * 2049 / 2) * 64);  // causal: the visible pairs exactly
+  const std::string path = write_temp(
+      "attnsim_harness_rows.csv",
+      std::string(attn::kMeasurementsHeader) +
+          attn::measurement_row("h200", "NVIDIA H200", "ref-cuda", s, "fwd", "time_us", 812.5, "us", "harness",
+                                "driver 580, clocks 1755-1980 MHz") +
+          attn::measurement_row("h200", "NVIDIA H200", "ref-cuda", s, "bwd", "hbm_read_bytes", 1.5e9, "B", "harness", "ncu"));
+  const auto cases = attnsim::report::read_measurements(path);
+  REQUIRE(cases.size() == 2);
+  CHECK(cases[0].point.arch == "h200");
+  CHECK(cases[0].point.kernel == "ref-cuda");
+  CHECK(cases[0].point.direction == "fwd");
+  CHECK(cases[0].point.problem.seqlen_q == 2048);
+  CHECK(cases[0].point.problem.head_dim_qk == 64);
+  CHECK(cases[0].point.problem.causal);
+  CHECK(cases[0].measured == 812.5);
+  CHECK(cases[1].metric == "hbm_read_bytes");
+  CHECK(cases[1].measured == 1.5e9);
+}

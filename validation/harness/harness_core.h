@@ -1,0 +1,239 @@
+// The harness's host-side logic, free of any GPU runtime so the unit tests build it with g++:
+// options, exit codes, the attnsim arch of a GPU name, measurement rows in the format of
+// validation/measurements/ (docs/validation.md), and the profilers' CSV summed per metric.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "../../report/csv_split.h"
+#include "../kernels/attention_tiling.h"
+
+namespace attn {
+
+// Exit codes (validation/README.md).
+inline constexpr int kExitOk = 0, kExitInternal = 1, kExitBadInput = 2, kExitMismatch = 3, kExitNoGpu = 4;
+
+// An error in the command line or an input file: exit kExitBadInput with this message.
+struct BadInput : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct Options {
+  Shape shape;
+  std::string direction = "fwd";  // fwd, bwd or both
+  int warmup = 3, reps = 10;
+  bool check = true;              // compare with the CPU reference before timing
+  std::string csv;                // append measurement rows here ("" : stdout)
+  std::string profile_csv;        // ncu or rocprofv3 CSV of one run to turn into rows
+  std::string source = "attnsim validation harness";
+  std::string conditions;         // appended to the conditions column (clocks seen, driver, date)
+};
+
+inline int parse_int(const std::string& flag, const std::string& text) {
+  std::size_t used = 0;
+  int v = 0;
+  try {
+    v = std::stoi(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || text.empty()) throw BadInput(flag + ": expected an integer, got '" + text + "'");
+  return v;
+}
+
+// "A" or "A:B" into (A, B = A).
+inline void parse_pair(const std::string& flag, const std::string& text, int& a, int& b) {
+  const auto colon = text.find(':');
+  a = parse_int(flag, text.substr(0, colon));
+  b = colon == std::string::npos ? a : parse_int(flag, text.substr(colon + 1));
+}
+
+inline const char* kUsage =
+    "usage: attnsim_gpu [--direction fwd|bwd|both] [--batch B] [--heads HQ[:HKV]] [--seqlen N[:NK]]\n"
+    "                   [--head-dim 64|128] [--causal] [--warmup N] [--reps N] [--no-check]\n"
+    "                   [--csv FILE] [--conditions TEXT] [--source TEXT]\n"
+    "       attnsim_gpu --profile-csv FILE (shape flags as measured) [--csv FILE]\n"
+    "Runs the validation kernels on random inputs, checks them against the CPU reference, times\n"
+    "them and appends measurement rows for `attnsim validate`. Exit: 0 ok, 2 bad input, 3 results\n"
+    "differ from the reference, 4 no GPU of this build's vendor, 1 internal error.\n";
+
+inline Options parse_options(const std::vector<std::string>& args) {
+  Options o;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    const auto value = [&]() -> std::string {
+      if (i + 1 >= args.size()) throw BadInput(a + ": missing value");
+      return args[++i];
+    };
+    if (a == "--direction") {
+      o.direction = value();
+      if (o.direction != "fwd" && o.direction != "bwd" && o.direction != "both") {
+        throw BadInput("--direction: expected fwd, bwd or both, got '" + o.direction + "'");
+      }
+    } else if (a == "--batch") {
+      o.shape.batch = parse_int(a, value());
+    } else if (a == "--heads") {
+      parse_pair(a, value(), o.shape.heads_q, o.shape.heads_kv);
+    } else if (a == "--seqlen") {
+      parse_pair(a, value(), o.shape.seqlen_q, o.shape.seqlen_k);
+    } else if (a == "--head-dim") {
+      o.shape.head_dim = parse_int(a, value());
+    } else if (a == "--causal") {
+      o.shape.causal = true;
+    } else if (a == "--warmup") {
+      o.warmup = parse_int(a, value());
+    } else if (a == "--reps") {
+      o.reps = parse_int(a, value());
+    } else if (a == "--no-check") {
+      o.check = false;
+    } else if (a == "--csv") {
+      o.csv = value();
+    } else if (a == "--profile-csv") {
+      o.profile_csv = value();
+    } else if (a == "--source") {
+      o.source = value();
+    } else if (a == "--conditions") {
+      o.conditions = value();
+    } else {
+      throw BadInput("unknown option '" + a + "'\n" + kUsage);
+    }
+  }
+  if (o.warmup < 0 || o.reps < 1) throw BadInput("--warmup must be >= 0 and --reps >= 1");
+  const bool backward = o.direction != "fwd";
+  if (const char* why = backward ? unsupported_backward(o.shape) : unsupported(o.shape)) {
+    throw BadInput(std::string("unsupported shape: ") + why);
+  }
+  return o;
+}
+
+// The attnsim arch config of a GPU, from the name the runtime reports ("" when none models it).
+inline std::string arch_of(const std::string& device_name) {
+  const std::pair<const char*, const char*> known[] = {
+      {"H200", "h200"}, {"H100", "h100"}, {"MI355X", "mi355x"}, {"MI325X", "mi325x"}, {"MI300X", "mi300x"}};
+  for (const auto& [needle, arch] : known) {
+    if (device_name.find(needle) != std::string::npos) return arch;
+  }
+  return "";
+}
+
+// FlashAttention-convention FLOPs of one direction (docs/output.md: fwd 4 B Hq Nq Nk d, halved
+// when causal with Nq = Nk; bwd 2.5 x fwd). Causal with Nk > Nq counts the visible pairs exactly.
+inline double fa_flops(const Shape& s, const std::string& direction) {
+  double pairs = static_cast<double>(s.seqlen_q) * s.seqlen_k;
+  if (s.causal) {
+    pairs = 0;
+    for (int i = 0; i < s.seqlen_q; ++i) pairs += std::min(s.seqlen_k, i + s.seqlen_k - s.seqlen_q + 1);
+  }
+  const double fwd = 4.0 * s.batch * s.heads_q * pairs * s.head_dim;
+  if (direction == "fwd") return fwd;
+  if (direction == "bwd") return 2.5 * fwd;
+  return 3.5 * fwd;
+}
+
+// One measurement row in the format of validation/measurements/ (header kMeasurementsHeader).
+inline const char* kMeasurementsHeader =
+    "arch,gpu,kernel,preset,direction,batch,heads_q,heads_kv,seqlen_q,seqlen_k,head_dim,dtype,causal,metric,measured,unit,"
+    "source,conditions\n";
+
+inline std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+inline std::string measurement_row(const std::string& arch, const std::string& gpu, const std::string& preset,
+                                   const Shape& s, const std::string& direction, const std::string& metric, double value,
+                                   const std::string& unit, const std::string& source, const std::string& conditions) {
+  std::ostringstream row;
+  row.precision(10);
+  row << csv_field(arch) << ',' << csv_field(gpu) << ",attnsim validation kernels," << preset << ',' << direction << ','
+      << s.batch << ',' << s.heads_q << ',' << s.heads_kv << ',' << s.seqlen_q << ',' << s.seqlen_k << ',' << s.head_dim
+      << ",bf16," << (s.causal ? 1 : 0) << ',' << metric << ',' << value << ',' << unit << ',' << csv_field(source) << ','
+      << csv_field(conditions) << '\n';
+  return row.str();
+}
+
+
+// A profiler's CSV of one run summed per metric over the attention kernels' launches: Nsight
+// Compute (`ncu --csv --print-units base`: columns "Kernel Name", "Metric Name", "Metric Value")
+// or rocprofv3 counter collection (columns "Kernel_Name", "Counter_Name", "Counter_Value").
+// Lines before the header (ncu's own messages) are skipped. Throws BadInput naming the file and
+// line on a value that is not a number, or when no header is found.
+inline std::map<std::string, double> sum_profile_csv(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw BadInput(path + ": cannot be read");
+  std::string line;
+  int line_no = 0, kernel_col = -1, name_col = -1, value_col = -1;
+  std::map<std::string, double> sums;
+  while (std::getline(in, line)) {
+    ++line_no;
+    const auto f = attnsim::report::split_csv(line);
+    if (name_col < 0) {
+      for (int c = 0; c < static_cast<int>(f.size()); ++c) {
+        if (f[c] == "Kernel Name" || f[c] == "Kernel_Name") kernel_col = c;
+        if (f[c] == "Metric Name" || f[c] == "Counter_Name") name_col = c;
+        if (f[c] == "Metric Value" || f[c] == "Counter_Value") value_col = c;
+      }
+      if (name_col < 0 || value_col < 0 || kernel_col < 0) name_col = value_col = kernel_col = -1;
+      continue;
+    }
+    if (static_cast<int>(f.size()) <= std::max({kernel_col, name_col, value_col})) continue;
+    if (f[kernel_col].find("attention") == std::string::npos) continue;  // not one of ours
+    std::string v;
+    for (char c : f[value_col]) {
+      if (c != ',') v += c;  // thousands separators
+    }
+    std::size_t used = 0;
+    double x = 0;
+    try {
+      x = std::stod(v, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != v.size()) {
+      throw BadInput(path + ":" + std::to_string(line_no) + ": metric '" + f[name_col] + "' has a value that is not a number: '" +
+                     f[value_col] + "'");
+    }
+    sums[f[name_col]] += x;
+  }
+  if (name_col < 0) throw BadInput(path + ": no header with a kernel name, metric name and value column (ncu --csv or rocprofv3)");
+  return sums;
+}
+
+// The measured values (attnsim metric, value, unit) a profile's counter sums give: on NVIDIA
+// HBM bytes and L2 read requests; on AMD FETCH_SIZE and WRITE_SIZE by rocprofiler's gfx942 formulas
+// (docs/model.md, Counters), from the TCC_EA0 request counts.
+struct MeasuredValue {
+  std::string metric;
+  double value;
+  std::string unit;
+};
+inline std::vector<MeasuredValue> metrics_from_profile(const std::map<std::string, double>& sums) {
+  std::vector<MeasuredValue> out;
+  const auto has = [&](const char* c) { return sums.count(c) != 0; };
+  const auto get = [&](const char* c) { return sums.at(c); };
+  if (has("dram__bytes_read.sum")) out.push_back({"hbm_read_bytes", get("dram__bytes_read.sum"), "B"});
+  if (has("dram__bytes_write.sum")) out.push_back({"hbm_write_bytes", get("dram__bytes_write.sum"), "B"});
+  if (has("lts__t_sectors_srcunit_tex_op_read.sum")) {
+    out.push_back({"l2_read_request_bytes", 32.0 * get("lts__t_sectors_srcunit_tex_op_read.sum"), "B"});
+  }
+  if (has("TCC_EA0_RDREQ") && has("TCC_EA0_RDREQ_32B") && has("TCC_BUBBLE")) {
+    const double all = get("TCC_EA0_RDREQ"), small = get("TCC_EA0_RDREQ_32B"), big = get("TCC_BUBBLE");
+    out.push_back({"l2_fabric_read_bytes", 128.0 * big + 64.0 * (all - big - small) + 32.0 * small, "B"});
+  }
+  if (has("TCC_EA0_WRREQ") && has("TCC_EA0_WRREQ_64B")) {
+    const double all = get("TCC_EA0_WRREQ"), wide = get("TCC_EA0_WRREQ_64B");
+    out.push_back({"l2_fabric_write_bytes", 32.0 * (all - wide) + 64.0 * wide, "B"});
+  }
+  return out;
+}
+
+}  // namespace attn

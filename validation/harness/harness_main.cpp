@@ -1,0 +1,342 @@
+// attnsim_gpu: runs the validation kernels on random inputs, checks every output against the CPU
+// reference, times them with events and appends measurement rows for `attnsim validate`; or turns
+// a profiler's CSV of one run into rows (--profile-csv). Built by hipcc (AMD) or nvcc (NVIDIA) from
+// this one source. Exit codes in harness_core.h and validation/README.md.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../kernels/attention_kernels.h"
+#include "../kernels/cpu_reference.h"
+#include "harness_core.h"
+
+namespace {
+
+using namespace attn;
+
+#if defined(ATTN_GPU_AMD)
+const char* kPreset = "ref-hip";
+const char* kVendorName = "AMD";
+#else
+const char* kPreset = "ref-cuda";
+const char* kVendorName = "NVIDIA";
+#endif
+
+struct GpuError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+#define GPU_CHECK(x)                                                                                       \
+  do {                                                                                                     \
+    const gpuError_t e_ = (x);                                                                             \
+    if (e_ != gpuSuccess) throw GpuError(std::string(#x) + ": " + gpuGetErrorString(e_));                 \
+  } while (0)
+
+// A device allocation of n elements of T, freed on scope exit.
+template <class T>
+struct DeviceArray {
+  T* ptr = nullptr;
+  std::size_t n = 0;
+  explicit DeviceArray(std::size_t count) : n(count) { GPU_CHECK(gpuMalloc(reinterpret_cast<void**>(&ptr), std::max<std::size_t>(n, 1) * sizeof(T))); }
+  ~DeviceArray() { (void)gpuFree(ptr); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  void upload(const std::vector<T>& h) { GPU_CHECK(gpuMemcpy(ptr, h.data(), n * sizeof(T), gpuMemcpyHostToDevice)); }
+  std::vector<T> download() const {
+    std::vector<T> h(n);
+    GPU_CHECK(gpuMemcpy(h.data(), ptr, n * sizeof(T), gpuMemcpyDeviceToHost));
+    return h;
+  }
+};
+
+// Every tensor of one call on the device, with random inputs.
+struct Problem {
+  HostInputs host;
+  std::size_t q_elems, kv_elems, rows;
+  DeviceArray<std::uint16_t> q, k, v, o, d_o, dq, dk, dv;
+  DeviceArray<float> lse, delta, dq_acc;
+  explicit Problem(const Shape& s)
+      : q_elems(static_cast<std::size_t>(s.batch) * s.seqlen_q * s.heads_q * s.head_dim),
+        kv_elems(static_cast<std::size_t>(s.batch) * s.seqlen_k * s.heads_kv * s.head_dim),
+        rows(static_cast<std::size_t>(s.batch) * s.heads_q * s.seqlen_q),
+        q(q_elems), k(kv_elems), v(kv_elems), o(q_elems), d_o(q_elems), dq(q_elems), dk(kv_elems), dv(kv_elems),
+        lse(rows), delta(rows), dq_acc(q_elems) {
+    host.shape = s;
+    host.scale = 1.0f / std::sqrt(static_cast<float>(s.head_dim));
+    host.q.resize(q_elems);
+    host.k.resize(kv_elems);
+    host.v.resize(kv_elems);
+    host.d_o.resize(q_elems);
+    fill_random(host.q, 1);
+    fill_random(host.k, 2);
+    fill_random(host.v, 3);
+    fill_random(host.d_o, 4);
+    q.upload(host.q);
+    k.upload(host.k);
+    v.upload(host.v);
+    d_o.upload(host.d_o);
+  }
+  Tensors tensors() const {
+    Tensors t;
+    t.q = q.ptr;
+    t.k = k.ptr;
+    t.v = v.ptr;
+    t.o = o.ptr;
+    t.d_o = d_o.ptr;
+    t.out = o.ptr;
+    t.dq = dq.ptr;
+    t.dk = dk.ptr;
+    t.dv = dv.ptr;
+    t.lse = lse.ptr;
+    t.lse_in = lse.ptr;
+    t.delta = delta.ptr;
+    t.dq_acc = dq_acc.ptr;
+    t.shape = host.shape;
+    t.scale = host.scale;
+    return t;
+  }
+};
+
+template <class Kernel>
+void allow_lds(Kernel kernel, int bytes) {
+#if defined(ATTN_GPU_NVIDIA)
+  GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+#else
+  (void)kernel;
+  (void)bytes;
+#endif
+}
+
+template <int D>
+void launch_forward(const Tensors& t) {
+  const Shape& s = t.shape;
+  allow_lds(attention_fwd<D>, fwd_lds_bytes(D));
+  const dim3 grid(ceil_div(s.seqlen_q, kFwdBlockM), s.heads_q, s.batch);
+  attention_fwd<D><<<grid, kWaves * kWaveLanes, fwd_lds_bytes(D)>>>(t);
+  GPU_CHECK(gpuGetLastError());
+}
+
+// The backward pass as attnsim models it: dQ accumulator memset, preprocess, main, convert.
+template <int D>
+void launch_backward(const Problem& p, const Tensors& t) {
+  const Shape& s = t.shape;
+  GPU_CHECK(gpuMemset(p.dq_acc.ptr, 0, p.q_elems * sizeof(float)));
+  attention_bwd_preprocess<<<ceil_div(static_cast<int>(p.rows), kPreprocessRows), kPreprocessRows>>>(t);
+  GPU_CHECK(gpuGetLastError());
+  allow_lds(attention_bwd<D>, bwd_lds_bytes(D));
+  const dim3 grid(ceil_div(s.seqlen_k, kBwdBlockN), s.heads_q, s.batch);
+  attention_bwd<D><<<grid, kWaves * kWaveLanes, bwd_lds_bytes(D)>>>(t);
+  GPU_CHECK(gpuGetLastError());
+  attention_bwd_convert<<<ceil_div(static_cast<int>(p.rows), kConvertRows), 256>>>(t);
+  GPU_CHECK(gpuGetLastError());
+}
+
+void run(const Problem& p, const std::string& direction) {
+  const Tensors t = p.tensors();
+  const bool d64 = t.shape.head_dim == 64;
+  if (direction != "bwd") d64 ? launch_forward<64>(t) : launch_forward<128>(t);
+  if (direction != "fwd") d64 ? launch_backward<64>(p, t) : launch_backward<128>(p, t);
+}
+
+// Rows to check: all of them for small problems, else a spread including the first and last.
+std::vector<int> sample(int n, int count) {
+  std::vector<int> out;
+  if (n <= count) {
+    for (int i = 0; i < n; ++i) out.push_back(i);
+    return out;
+  }
+  for (int k = 0; k < count; ++k) out.push_back(static_cast<int>(static_cast<long long>(k) * (n - 1) / (count - 1)));
+  return out;
+}
+
+// Compares the outputs of `direction` with the CPU reference (every row when `rows_each` covers
+// them). Returns the worst relative row error and reports each output's.
+double check(const Problem& p, const std::string& direction, int rows_each) {
+  const Shape& s = p.host.shape;
+  run(p, direction == "bwd" ? "both" : direction);  // the backward needs the forward's O and LSE
+  GPU_CHECK(gpuDeviceSynchronize());
+  const auto o = p.o.download();
+  const auto lse = p.lse.download();
+  double worst = 0;
+  const auto report = [&](const char* what, double err) {
+    std::fprintf(stderr, "  check %-4s max relative row error %.2e\n", what, err);
+    worst = std::max(worst, err);
+  };
+  const int b = s.batch - 1, h = s.heads_q - 1;  // the last (batch, head): every offset term non-zero
+  std::vector<double> ref;
+  double ref_lse = 0, err_o = 0, err_lse = 0;
+  for (int i : sample(s.seqlen_q, rows_each)) {
+    reference_forward_row(p.host, b, h, i, ref, ref_lse);
+    err_o = std::max(err_o, row_error(ref, [&](std::size_t d) { return from_bf16(o[q_offset(s, b, i, h, static_cast<int>(d))]); }));
+    const double got = lse[row_offset(s, b, h, i)];
+    if (std::isinf(ref_lse) || std::isinf(got)) {
+      err_lse = std::max(err_lse, ref_lse == got ? 0.0 : 1.0);
+    } else {
+      err_lse = std::max(err_lse, std::abs(got - ref_lse) / std::max(1.0, std::abs(ref_lse)));
+    }
+  }
+  report("O", err_o);
+  report("LSE", err_lse);
+  if (direction == "fwd") return worst;
+  const auto dq = p.dq.download();
+  const auto dk = p.dk.download();
+  const auto dv = p.dv.download();
+  const auto delta = p.delta.download();
+  // The head's LSE and delta as the GPU computed them (checked above and here) drive dQ, dK, dV.
+  std::vector<double> head_lse(s.seqlen_q), head_delta(s.seqlen_q);
+  double err_delta = 0;
+  for (int i = 0; i < s.seqlen_q; ++i) {
+    head_lse[i] = lse[row_offset(s, b, h, i)];
+    head_delta[i] = delta[row_offset(s, b, h, i)];
+  }
+  std::vector<double> ref_dq, ref_dk, ref_dv;
+  double err_dq = 0, err_dk = 0, err_dv = 0;
+  for (int i : sample(s.seqlen_q, rows_each)) {
+    double want = 0;
+    for (int d = 0; d < s.head_dim; ++d) want += from_bf16(p.host.d_o[q_offset(s, b, i, h, d)]) * from_bf16(o[q_offset(s, b, i, h, d)]);
+    err_delta = std::max(err_delta, std::abs(want - head_delta[i]) / std::max(1.0, std::abs(want)));
+    reference_dq_row(p.host, b, h, i, head_lse[i], head_delta[i], ref_dq);
+    err_dq = std::max(err_dq, row_error(ref_dq, [&](std::size_t d) { return from_bf16(dq[q_offset(s, b, i, h, static_cast<int>(d))]); }));
+  }
+  for (int j : sample(s.seqlen_k, rows_each)) {
+    reference_dkdv_row(p.host, b, h, j, head_lse, head_delta, ref_dk, ref_dv);
+    err_dk = std::max(err_dk, row_error(ref_dk, [&](std::size_t d) { return from_bf16(dk[kv_offset(s, b, j, h, static_cast<int>(d))]); }));
+    err_dv = std::max(err_dv, row_error(ref_dv, [&](std::size_t d) { return from_bf16(dv[kv_offset(s, b, j, h, static_cast<int>(d))]); }));
+  }
+  report("dlt", err_delta);
+  report("dQ", err_dq);
+  report("dK", err_dk);
+  report("dV", err_dv);
+  return worst;
+}
+
+std::string device_name() {
+  gpuDeviceProp prop;
+  GPU_CHECK(gpuGetDeviceProperties(&prop, 0));
+  std::string name = prop.name;
+#if defined(ATTN_GPU_AMD)
+  name += std::string(" (") + prop.gcnArchName + ")";
+#endif
+  return name;
+}
+
+std::string conditions(const Options& o, const std::string& gpu) {
+  int runtime = 0, driver = 0, clock_khz = 0;
+#if defined(ATTN_GPU_AMD)
+  (void)hipRuntimeGetVersion(&runtime);
+  (void)hipDriverGetVersion(&driver);
+  (void)hipDeviceGetAttribute(&clock_khz, hipDeviceAttributeClockRate, 0);
+#else
+  (void)cudaRuntimeGetVersion(&runtime);
+  (void)cudaDriverGetVersion(&driver);
+  (void)cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, 0);
+#endif
+  char date[32];
+  const std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  std::string c = gpu + "; " + kRuntimeName + " runtime " + std::to_string(runtime) + ", driver " + std::to_string(driver) +
+                  "; max engine clock " + std::to_string(clock_khz / 1000) + " MHz (clock not locked); " + date +
+                  "; mean of " + std::to_string(o.reps) + " runs after " + std::to_string(o.warmup) + " warm-up";
+  if (!o.conditions.empty()) c += "; " + o.conditions;
+  return c;
+}
+
+void emit(const Options& o, const std::string& rows) {
+  if (o.csv.empty()) {
+    std::cout << kMeasurementsHeader << rows;
+    return;
+  }
+  std::ifstream probe(o.csv);
+  const bool fresh = !probe.good() || probe.peek() == std::ifstream::traits_type::eof();
+  probe.close();
+  std::ofstream out(o.csv, std::ios::app);
+  if (!out) throw BadInput(o.csv + ": cannot be written");
+  if (fresh) out << kMeasurementsHeader;
+  out << rows;
+}
+
+int main_checked(const Options& o) {
+  int devices = 0;
+  if (gpuGetDeviceCount(&devices) != gpuSuccess || devices == 0) {
+    std::fprintf(stderr,
+                 "attnsim_gpu: no GPU found: this build runs on %s GPUs through %s (build the %s version for the "
+                 "other vendor)\n",
+                 kVendorName, kRuntimeName, kPreset == std::string("ref-hip") ? "CUDA" : "HIP");
+    return kExitNoGpu;
+  }
+  const std::string gpu = device_name();
+  const std::string arch = arch_of(gpu);
+  if (arch.empty()) std::fprintf(stderr, "attnsim_gpu: warning: no attnsim config models '%s'; the arch column is empty\n", gpu.c_str());
+  const std::string cond = conditions(o, gpu);
+  std::string rows;
+  if (!o.profile_csv.empty()) {
+    for (const auto& m : metrics_from_profile(sum_profile_csv(o.profile_csv))) {
+      rows += measurement_row(arch, gpu, kPreset, o.shape, o.direction, m.metric, m.value, m.unit, o.source + " (profiler)", cond);
+    }
+    if (rows.empty()) throw BadInput(o.profile_csv + ": none of the known counters (validation/README.md) is in it");
+    emit(o, rows);
+    return kExitOk;
+  }
+  if (o.check) {
+    // Every output of a small problem of the same kind (a ragged sequence length), then sampled
+    // rows of the measured one: nothing is recorded from kernels that compute wrong results.
+    Shape small = o.shape;
+    small.batch = 1;
+    small.heads_q = 2;
+    small.heads_kv = o.shape.heads_q == o.shape.heads_kv ? 2 : 1;
+    small.seqlen_q = std::min(o.shape.seqlen_q, 300);
+    small.seqlen_k = small.seqlen_q + (o.shape.seqlen_k - o.shape.seqlen_q > 0 ? 37 : 0);
+    std::fprintf(stderr, "checking every row of B=1 H=%d:%d N=%d:%d against the CPU reference\n", small.heads_q, small.heads_kv,
+                 small.seqlen_q, small.seqlen_k);
+    const double small_err = check(Problem(small), o.direction, small.seqlen_k);
+    std::fprintf(stderr, "checking sampled rows of the measured problem\n");
+    Problem full(o.shape);
+    const double err = std::max(small_err, check(full, o.direction, 24));
+    if (!(err <= 3e-2)) {
+      std::fprintf(stderr, "attnsim_gpu: results differ from the CPU reference (worst relative row error %.3g > 3e-2); nothing recorded\n", err);
+      return kExitMismatch;
+    }
+  }
+  Problem p(o.shape);
+  if (o.direction == "bwd") run(p, "fwd");  // the backward's inputs O and LSE
+  for (int i = 0; i < o.warmup; ++i) run(p, o.direction);
+  gpuEvent_t start, stop;
+  GPU_CHECK(gpuEventCreate(&start));
+  GPU_CHECK(gpuEventCreate(&stop));
+  GPU_CHECK(gpuEventRecord(start, 0));
+  for (int i = 0; i < o.reps; ++i) run(p, o.direction);
+  GPU_CHECK(gpuEventRecord(stop, 0));
+  GPU_CHECK(gpuEventSynchronize(stop));
+  float ms = 0;
+  GPU_CHECK(gpuEventElapsedTime(&ms, start, stop));
+  (void)gpuEventDestroy(start);
+  (void)gpuEventDestroy(stop);
+  const double us = 1e3 * ms / o.reps;
+  rows += measurement_row(arch, gpu, kPreset, o.shape, o.direction, "time_us", us, "us", o.source, cond);
+  rows += measurement_row(arch, gpu, kPreset, o.shape, o.direction, "tflops", fa_flops(o.shape, o.direction) / (us * 1e-6) / 1e12,
+                          "TFLOP/s", o.source, cond);
+  emit(o, rows);
+  std::fprintf(stderr, "%s %s: %.1f us per run\n", o.direction.c_str(), gpu.c_str(), us);
+  return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const Options o = attn::parse_options(std::vector<std::string>(argv + 1, argv + argc));
+    return main_checked(o);
+  } catch (const attn::BadInput& e) {
+    std::fprintf(stderr, "attnsim_gpu: %s\n", e.what());
+    return attn::kExitBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "attnsim_gpu: error: %s\n", e.what());
+    return attn::kExitInternal;
+  }
+}
