@@ -241,29 +241,42 @@ TEST_CASE("profiler CSVs are summed over the attention kernels and become attnsi
       "\"1\",\"1\",\"other_kernel\",\"dram__bytes_read.sum\",\"byte\",\"999\"\n"
       "\"2\",\"1\",\"attn::attention_bwd_convert(attn::Tensors)\",\"dram__bytes_read.sum\",\"byte\",\"1000\"\n"
       "\"2\",\"1\",\"attn::attention_bwd_convert(attn::Tensors)\",\"lts__t_sectors_srcunit_tex_op_read.sum\",\"sector\",\"10\"\n");
-  const auto sums = attn::sum_profile_csv(ncu);
-  CHECK(sums.at("dram__bytes_read.sum") == 1048576.0 + 1000.0);
-  const auto m = attn::metrics_from_profile(sums);
+  attn::ProfileSums sums;
+  attn::add_profile_csv(ncu, attn::kernel_prefix("fwd"), sums);
+  CHECK(sums.get("dram__bytes_read.sum") == 1048576.0);  // the forward only: not the other program's, not the bwd's
+  attn::ProfileSums all;
+  attn::add_profile_csv(ncu, attn::kernel_prefix("both"), all);
+  CHECK(all.get("dram__bytes_read.sum") == 1048576.0 + 1000.0);
+  const auto m = attn::metrics_from_profile(all);
   REQUIRE(m.size() == 3);
   CHECK(m[2].metric == "l2_read_request_bytes");
   CHECK(m[2].value == 320.0);
-  // rocprofv3 counter collection: FETCH_SIZE = 128 x 10 + 64 x (30 - 10 - 5) + 32 x 5 = 2400 B;
-  // WRITE_SIZE = 32 x (8 - 6) + 64 x 6 = 448 B.
-  const std::string roc = write_temp("attnsim_rocprof.csv",
-                                     "Correlation_Id,Kernel_Name,Counter_Name,Counter_Value\n"
-                                     "1,attention_fwd,TCC_EA0_RDREQ,30\n1,attention_fwd,TCC_EA0_RDREQ_32B,5\n"
-                                     "1,attention_fwd,TCC_BUBBLE,10\n1,attention_fwd,TCC_EA0_WRREQ,8\n"
-                                     "1,attention_fwd,TCC_EA0_WRREQ_64B,6\n");
-  const auto rm = attn::metrics_from_profile(attn::sum_profile_csv(roc));
-  REQUIRE(rm.size() == 2);
+  // rocprofv3 counter collection in two passes (files): FETCH_SIZE = 128 x 10 + 64 x (30 - 10 - 5)
+  // + 32 x 5 = 2400 B; WRITE_SIZE = 32 x (8 - 6) + 64 x 6 = 448 B; 3 MOPS = 1536 FLOPs.
+  const std::string roc1 = write_temp("attnsim_rocprof1.csv",
+                                      "Correlation_Id,Kernel_Name,Counter_Name,Counter_Value\n"
+                                      "1,attention_bwd<128>,TCC_EA0_RDREQ,30\n1,attention_bwd<128>,TCC_EA0_RDREQ_32B,5\n"
+                                      "1,attention_bwd<128>,TCC_BUBBLE,10\n1,attention_fwd<128>,TCC_BUBBLE,1000\n");
+  const std::string roc2 = write_temp("attnsim_rocprof2.csv",
+                                      "Correlation_Id,Kernel_Name,Counter_Name,Counter_Value\n"
+                                      "1,attention_bwd<128>,TCC_EA0_WRREQ,8\n1,attention_bwd<128>,TCC_EA0_WRREQ_64B,6\n"
+                                      "1,attention_bwd_convert,SQ_INSTS_VALU_MFMA_MOPS_BF16,3\n");
+  attn::ProfileSums roc;
+  attn::add_profile_csv(roc1, attn::kernel_prefix("bwd"), roc);
+  attn::add_profile_csv(roc2, attn::kernel_prefix("bwd"), roc);
+  const auto rm = attn::metrics_from_profile(roc);
+  REQUIRE(rm.size() == 3);
   CHECK(rm[0].metric == "l2_fabric_read_bytes");
   CHECK(rm[0].value == 2400.0);
   CHECK(rm[1].value == 448.0);
+  CHECK(rm[2].metric == "matrix_flops");
+  CHECK(rm[2].value == 1536.0);
   const std::string bad = write_temp("attnsim_bad_profile.csv", "Kernel_Name,Counter_Name,Counter_Value\nattention_fwd,TCC_BUBBLE,lots\n");
-  CHECK_THROWS_WITH_AS(attn::sum_profile_csv(bad), (bad + ":2: metric 'TCC_BUBBLE' has a value that is not a number: 'lots'").c_str(),
-                       attn::BadInput);
+  attn::ProfileSums ignored;
+  CHECK_THROWS_WITH_AS(attn::add_profile_csv(bad, "attention_", ignored),
+                       (bad + ":2: metric 'TCC_BUBBLE' has a value that is not a number: 'lots'").c_str(), attn::BadInput);
   const std::string none = write_temp("attnsim_none_profile.csv", "a,b\n1,2\n");
-  CHECK_THROWS_AS(attn::sum_profile_csv(none), attn::BadInput);
+  CHECK_THROWS_AS(attn::add_profile_csv(none, "attention_", ignored), attn::BadInput);
 }
 
 TEST_CASE("the harness's measurement rows are what attnsim validate reads") {

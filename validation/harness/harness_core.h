@@ -31,7 +31,7 @@ struct Options {
   int warmup = 3, reps = 10;
   bool check = true;              // compare with the CPU reference before timing
   std::string csv;                // append measurement rows here ("" : stdout)
-  std::string profile_csv;        // ncu or rocprofv3 CSV of one run to turn into rows
+  std::vector<std::string> profile_csvs;  // ncu or rocprofv3 CSVs of one run to turn into rows
   std::string source = "attnsim validation harness";
   std::string conditions;         // appended to the conditions column (clocks seen, driver, date)
 };
@@ -59,7 +59,7 @@ inline const char* kUsage =
     "usage: attnsim_gpu [--direction fwd|bwd|both] [--batch B] [--heads HQ[:HKV]] [--seqlen N[:NK]]\n"
     "                   [--head-dim 64|128] [--causal] [--warmup N] [--reps N] [--no-check]\n"
     "                   [--csv FILE] [--conditions TEXT] [--source TEXT]\n"
-    "       attnsim_gpu --profile-csv FILE (shape flags as measured) [--csv FILE]\n"
+    "       attnsim_gpu --profile-csv FILE... (the shape flags of the profiled run) [--csv FILE]\n"
     "Runs the validation kernels on random inputs, checks them against the CPU reference, times\n"
     "them and appends measurement rows for `attnsim validate`. Exit: 0 ok, 2 bad input, 3 results\n"
     "differ from the reference, 4 no GPU of this build's vendor, 1 internal error.\n";
@@ -96,7 +96,7 @@ inline Options parse_options(const std::vector<std::string>& args) {
     } else if (a == "--csv") {
       o.csv = value();
     } else if (a == "--profile-csv") {
-      o.profile_csv = value();
+      o.profile_csvs.push_back(value());
     } else if (a == "--source") {
       o.source = value();
     } else if (a == "--conditions") {
@@ -162,17 +162,31 @@ inline std::string measurement_row(const std::string& arch, const std::string& g
 }
 
 
-// A profiler's CSV of one run summed per metric over the attention kernels' launches: Nsight
-// Compute (`ncu --csv --print-units base`: columns "Kernel Name", "Metric Name", "Metric Value")
-// or rocprofv3 counter collection (columns "Kernel_Name", "Counter_Name", "Counter_Value").
-// Lines before the header (ncu's own messages) are skipped. Throws BadInput naming the file and
-// line on a value that is not a number, or when no header is found.
-inline std::map<std::string, double> sum_profile_csv(const std::string& path) {
+// Profiler counters summed over kernel launches (and counted, for rates that are averaged).
+struct ProfileSums {
+  std::map<std::string, double> sum;
+  std::map<std::string, int> count;
+  bool has(const std::string& c) const { return sum.count(c) != 0; }
+  double get(const std::string& c) const { return sum.at(c); }
+  double mean(const std::string& c) const { return has(c) ? sum.at(c) / count.at(c) : 0.0; }
+};
+
+// The kernel-name prefix of a direction's kernels (attention_kernels.h): a bwd run also launches
+// the forward once for its inputs, which its profile must not count.
+inline std::string kernel_prefix(const std::string& direction) {
+  return direction == "fwd" ? "attention_fwd" : (direction == "bwd" ? "attention_bwd" : "attention_");
+}
+
+// Adds a profiler's CSV of one run to `sums`, over the launches of kernels whose name holds
+// `kernel`: Nsight Compute (`ncu --csv --print-units base`: columns "Kernel Name", "Metric Name",
+// "Metric Value") or rocprofv3 counter collection ("Kernel_Name", "Counter_Name",
+// "Counter_Value"). Lines before the header (ncu's own messages) are skipped. Throws BadInput
+// naming the file and line on a value that is not a number, or when no header is found.
+inline void add_profile_csv(const std::string& path, const std::string& kernel, ProfileSums& sums) {
   std::ifstream in(path);
   if (!in) throw BadInput(path + ": cannot be read");
   std::string line;
   int line_no = 0, kernel_col = -1, name_col = -1, value_col = -1;
-  std::map<std::string, double> sums;
   while (std::getline(in, line)) {
     ++line_no;
     const auto f = attnsim::report::split_csv(line);
@@ -186,7 +200,7 @@ inline std::map<std::string, double> sum_profile_csv(const std::string& path) {
       continue;
     }
     if (static_cast<int>(f.size()) <= std::max({kernel_col, name_col, value_col})) continue;
-    if (f[kernel_col].find("attention") == std::string::npos) continue;  // not one of ours
+    if (f[kernel_col].find(kernel) == std::string::npos) continue;  // another kernel
     std::string v;
     for (char c : f[value_col]) {
       if (c != ',') v += c;  // thousands separators
@@ -202,10 +216,10 @@ inline std::map<std::string, double> sum_profile_csv(const std::string& path) {
       throw BadInput(path + ":" + std::to_string(line_no) + ": metric '" + f[name_col] + "' has a value that is not a number: '" +
                      f[value_col] + "'");
     }
-    sums[f[name_col]] += x;
+    sums.sum[f[name_col]] += x;
+    ++sums.count[f[name_col]];
   }
   if (name_col < 0) throw BadInput(path + ": no header with a kernel name, metric name and value column (ncu --csv or rocprofv3)");
-  return sums;
 }
 
 // The measured values (attnsim metric, value, unit) a profile's counter sums give: on NVIDIA
@@ -216,23 +230,23 @@ struct MeasuredValue {
   double value;
   std::string unit;
 };
-inline std::vector<MeasuredValue> metrics_from_profile(const std::map<std::string, double>& sums) {
+inline std::vector<MeasuredValue> metrics_from_profile(const ProfileSums& p) {
   std::vector<MeasuredValue> out;
-  const auto has = [&](const char* c) { return sums.count(c) != 0; };
-  const auto get = [&](const char* c) { return sums.at(c); };
-  if (has("dram__bytes_read.sum")) out.push_back({"hbm_read_bytes", get("dram__bytes_read.sum"), "B"});
-  if (has("dram__bytes_write.sum")) out.push_back({"hbm_write_bytes", get("dram__bytes_write.sum"), "B"});
-  if (has("lts__t_sectors_srcunit_tex_op_read.sum")) {
-    out.push_back({"l2_read_request_bytes", 32.0 * get("lts__t_sectors_srcunit_tex_op_read.sum"), "B"});
+  if (p.has("dram__bytes_read.sum")) out.push_back({"hbm_read_bytes", p.get("dram__bytes_read.sum"), "B"});
+  if (p.has("dram__bytes_write.sum")) out.push_back({"hbm_write_bytes", p.get("dram__bytes_write.sum"), "B"});
+  if (p.has("lts__t_sectors_srcunit_tex_op_read.sum")) {
+    out.push_back({"l2_read_request_bytes", 32.0 * p.get("lts__t_sectors_srcunit_tex_op_read.sum"), "B"});
   }
-  if (has("TCC_EA0_RDREQ") && has("TCC_EA0_RDREQ_32B") && has("TCC_BUBBLE")) {
-    const double all = get("TCC_EA0_RDREQ"), small = get("TCC_EA0_RDREQ_32B"), big = get("TCC_BUBBLE");
+  if (p.has("TCC_EA0_RDREQ") && p.has("TCC_EA0_RDREQ_32B") && p.has("TCC_BUBBLE")) {
+    const double all = p.get("TCC_EA0_RDREQ"), small = p.get("TCC_EA0_RDREQ_32B"), big = p.get("TCC_BUBBLE");
     out.push_back({"l2_fabric_read_bytes", 128.0 * big + 64.0 * (all - big - small) + 32.0 * small, "B"});
   }
-  if (has("TCC_EA0_WRREQ") && has("TCC_EA0_WRREQ_64B")) {
-    const double all = get("TCC_EA0_WRREQ"), wide = get("TCC_EA0_WRREQ_64B");
+  if (p.has("TCC_EA0_WRREQ") && p.has("TCC_EA0_WRREQ_64B")) {
+    const double all = p.get("TCC_EA0_WRREQ"), wide = p.get("TCC_EA0_WRREQ_64B");
     out.push_back({"l2_fabric_write_bytes", 32.0 * (all - wide) + 64.0 * wide, "B"});
   }
+  // Each MFMA "MOP" is 512 FLOPs (arch-facts section 5: rocprofiler-compute 0200 yaml).
+  if (p.has("SQ_INSTS_VALU_MFMA_MOPS_BF16")) out.push_back({"matrix_flops", 512.0 * p.get("SQ_INSTS_VALU_MFMA_MOPS_BF16"), "FLOP"});
   return out;
 }
 

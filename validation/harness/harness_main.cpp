@@ -122,11 +122,12 @@ void launch_forward(const Tensors& t) {
   GPU_CHECK(gpuGetLastError());
 }
 
-// The backward pass as attnsim models it: dQ accumulator memset, preprocess, main, convert.
+// The backward pass as attnsim models it: dQ accumulator zeroed, preprocess, main, convert.
 template <int D>
 void launch_backward(const Problem& p, const Tensors& t) {
   const Shape& s = t.shape;
-  GPU_CHECK(gpuMemset(p.dq_acc.ptr, 0, p.q_elems * sizeof(float)));
+  attention_bwd_zero_dq_acc<<<ceil_div(static_cast<int>(p.rows), kConvertRows), 256>>>(t);
+  GPU_CHECK(gpuGetLastError());
   attention_bwd_preprocess<<<ceil_div(static_cast<int>(p.rows), kPreprocessRows), kPreprocessRows>>>(t);
   GPU_CHECK(gpuGetLastError());
   allow_lds(attention_bwd<D>, bwd_lds_bytes(D));
@@ -275,11 +276,17 @@ int main_checked(const Options& o) {
   if (arch.empty()) std::fprintf(stderr, "attnsim_gpu: warning: no attnsim config models '%s'; the arch column is empty\n", gpu.c_str());
   const std::string cond = conditions(o, gpu);
   std::string rows;
-  if (!o.profile_csv.empty()) {
-    for (const auto& m : metrics_from_profile(sum_profile_csv(o.profile_csv))) {
-      rows += measurement_row(arch, gpu, kPreset, o.shape, o.direction, m.metric, m.value, m.unit, o.source + " (profiler)", cond);
+  if (!o.profile_csvs.empty()) {
+    ProfileSums sums;
+    for (const auto& path : o.profile_csvs) add_profile_csv(path, kernel_prefix(o.direction), sums);
+    std::string seen = cond;
+    if (const double hz = sums.mean("sm__cycles_elapsed.avg.per_second"); hz > 0) {
+      seen += "; SM clock seen " + std::to_string(static_cast<int>(hz / 1e6 + 0.5)) + " MHz (ncu, mean over the kernels)";
     }
-    if (rows.empty()) throw BadInput(o.profile_csv + ": none of the known counters (validation/README.md) is in it");
+    for (const auto& m : metrics_from_profile(sums)) {
+      rows += measurement_row(arch, gpu, kPreset, o.shape, o.direction, m.metric, m.value, m.unit, o.source + " (profiler)", seen);
+    }
+    if (rows.empty()) throw BadInput(o.profile_csvs.front() + ": none of the known counters (validation/README.md) is in it");
     emit(o, rows);
     return kExitOk;
   }
@@ -329,8 +336,13 @@ int main_checked(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (std::find(args.begin(), args.end(), "--help") != args.end()) {
+    std::fputs(attn::kUsage, stdout);
+    return attn::kExitOk;
+  }
   try {
-    const Options o = attn::parse_options(std::vector<std::string>(argv + 1, argv + argc));
+    const Options o = attn::parse_options(args);
     return main_checked(o);
   } catch (const attn::BadInput& e) {
     std::fprintf(stderr, "attnsim_gpu: %s\n", e.what());

@@ -276,6 +276,16 @@ __global__ void __launch_bounds__(kWaves * kWaveLanes) attention_bwd(Tensors t) 
   }
 }
 
+// The fp32 dQ accumulator set to zero before the backward's atomics (a kernel of its own, so that
+// profilers see it under this name; attnsim's bwd_zero_dq_acc).
+__global__ void __launch_bounds__(256) attention_bwd_zero_dq_acc(Tensors t) {
+  const Shape& s = t.shape;
+  const std::int64_t total = static_cast<std::int64_t>(s.batch) * s.seqlen_q * s.heads_q * s.head_dim;
+  for (std::int64_t e = static_cast<std::int64_t>(blockIdx.x) * 256 + threadIdx.x; e < total; e += static_cast<std::int64_t>(gridDim.x) * 256) {
+    t.dq_acc[e] = 0.0f;
+  }
+}
+
 // dQ conversion: the fp32 accumulator to bf16, kConvertRows rows of D per workgroup.
 __global__ void __launch_bounds__(256) attention_bwd_convert(Tensors t) {
   const Shape& s = t.shape;
