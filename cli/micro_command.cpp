@@ -2,6 +2,7 @@
 
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -24,6 +25,7 @@ struct MicroState {
   sim::MicroOptions o;
   sim::MemoryMicroOptions m;
   std::string footprint;
+  std::optional<std::uint32_t> inflight;  // given: must be positive (absent: the config's window)
   bool json = false;
 };
 
@@ -40,6 +42,17 @@ void run_memory(const MicroState& st, const arch::GpuSpec& gpu) {
       throw arch::ConfigError(arch::ValueOrigin{"--footprint " + st.footprint, 0, 0, {}}, "footprint", f.error);
     }
     m.footprint = static_cast<std::uint64_t>(*f.canonical);
+    if (m.footprint == 0) {
+      throw arch::ConfigError(arch::ValueOrigin{"--footprint " + st.footprint, 0, 0, {}}, "footprint",
+                              "expected a positive size, got 0");
+    }
+  }
+  if (st.inflight) {
+    if (*st.inflight == 0) {
+      throw arch::ConfigError(arch::ValueOrigin{"--inflight 0", 0, 0, {}}, "inflight",
+                              "expected at least one outstanding line request per CU, got 0");
+    }
+    m.inflight = *st.inflight;
   }
   // A stream runs at the power-limited clock of its own HBM traffic; a chase (one load at a time)
   // draws little power and runs at the engine's maximum, as RRZE's chase did (2092 MHz).
@@ -140,7 +153,7 @@ void add_micro_command(CLI::App& app) {
   c->add_option("--level", st->m.level, "memory patterns: l2, mall or hbm (sets the default footprint)")
       ->capture_default_str();
   c->add_option("--footprint", st->footprint, "memory patterns: buffer size, e.g. 64MiB");
-  c->add_option("--inflight", st->m.inflight, "streams: outstanding line requests per CU (default: cu.memory_inflight_lines)");
+  c->add_option("--inflight", st->inflight, "streams: outstanding line requests per CU (default: cu.memory_inflight_lines)");
   c->add_option("--waves", st->o.waves_per_simd, "waves per SIMD (1 to the wave slots)")->capture_default_str();
   c->add_option("--instruction", st->o.instruction, "matrix instruction (default: a bf16 one that reaches the peak)");
   c->add_option("--trans-per-mfma", st->o.trans_per_mfma, "mfma+trans: transcendentals per MFMA")->capture_default_str();

@@ -38,6 +38,13 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
     throw ConfigError(ValueOrigin{"--footprint " + std::to_string(footprint), 0, 0, {}}, "footprint",
                       "expected a positive multiple of the " + std::to_string(line) + "-byte L2 line");
   }
+  // The micro simulates every line of the buffer (and a chase keeps its order): beyond every cache
+  // a larger buffer changes nothing but the run time and the host memory.
+  constexpr std::uint64_t kMaxFootprint = 4ull << 30;
+  if (footprint > kMaxFootprint) {
+    throw ConfigError(ValueOrigin{"--footprint " + std::to_string(footprint), 0, 0, {}}, "footprint",
+                      "at most 4GiB: beyond every cache a larger buffer measures the same, and the micro simulates each of its lines");
+  }
   const std::uint32_t inflight = o.inflight ? o.inflight : gpu.cu.memory_inflight_lines;
   r.inflight = inflight;
   r.footprint = footprint;

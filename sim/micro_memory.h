@@ -30,7 +30,7 @@ struct MemoryMicroResult {
 };
 
 // Contract: throws arch::ConfigError on an unknown pattern or level, a zero or unaligned
-// footprint (it must be a positive multiple of the L2 line), or a zero in-flight window.
+// footprint (it must be a positive multiple of the L2 line, at most 4 GiB).
 MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOptions& o, double engine_hz);
 
 // The same at the modelled clock: a chase runs at the idle (maximum) clock; a stream at the

@@ -156,4 +156,13 @@ TEST_CASE("micro memory patterns report latency and bandwidth") {
   const Run bad = run_attnsim("micro --pattern stream-read --footprint 100B");
   CHECK(bad.exit_code == 2);
   CHECK(contains(bad.out, "expected a positive multiple of the 128-byte L2 line"));
+  const Run zero = run_attnsim("micro --pattern stream-read --inflight 0");
+  CHECK(zero.exit_code == 2);
+  CHECK(contains(zero.out, "--inflight 0: error: key 'inflight': expected at least one outstanding line request per CU, got 0"));
+  const Run empty = run_attnsim("micro --pattern chase --footprint 0B");
+  CHECK(empty.exit_code == 2);
+  CHECK(contains(empty.out, "key 'footprint': expected a positive size, got 0"));
+  const Run huge = run_attnsim("micro --pattern chase --footprint 1TiB");
+  CHECK(huge.exit_code == 2);
+  CHECK(contains(huge.out, "key 'footprint': at most 4GiB"));
 }
