@@ -6,17 +6,37 @@
 
 namespace attnsim::sim {
 
-SetAssocCache::SetAssocCache(std::uint64_t size_bytes, std::uint32_t ways, std::uint32_t line_bytes, WritePolicy policy)
-    : ways_(ways), line_bytes_(line_bytes), policy_(policy) {
+SetAssocCache::SetAssocCache(std::uint64_t size_bytes, std::uint32_t ways, std::uint32_t line_bytes, WritePolicy policy,
+                             std::uint32_t granule_lines)
+    : ways_(ways), line_bytes_(line_bytes), granule_lines_(granule_lines), policy_(policy) {
   if (ways == 0 || line_bytes == 0 || (line_bytes & (line_bytes - 1)) != 0 || size_bytes % (std::uint64_t{ways} * line_bytes) != 0 ||
       size_bytes == 0) {
     throw std::invalid_argument("cache geometry: size must be a positive multiple of ways x line, line a power of two");
   }
   sets_ = size_bytes / (std::uint64_t{ways} * line_bytes);
+  if (granule_lines == 0 || (granule_lines & (granule_lines - 1)) != 0 || sets_ % granule_lines != 0) {
+    throw std::invalid_argument("cache granule: a power of two of lines that divides the sets");
+  }
+  sets_ /= granule_lines;
   set_div_ = Divisor(sets_);
   line_shift_ = 0;
-  while ((1u << line_shift_) < line_bytes) ++line_shift_;
+  while ((1u << line_shift_) < line_bytes * granule_lines) ++line_shift_;
   state_.assign(sets_ * 2 * ways_, 0);
+}
+
+void SetAssocCache::split() {
+  if (granule_lines_ == 1) return;
+  const std::uint64_t g = granule_lines_;
+  std::vector<std::uint32_t, HugePageAllocator<std::uint32_t>> lines(sets_ * g * 2 * ways_);
+  // Granule set s stands for line sets g s .. g s + g - 1, each holding the same tags and stamps.
+  for (std::uint64_t set = 0; set < sets_; ++set) {
+    for (std::uint64_t j = 0; j < g; ++j) std::copy_n(set_tags(set), 2 * ways_, &lines[(set * g + j) * 2 * ways_]);
+  }
+  state_.swap(lines);
+  sets_ *= g;
+  set_div_ = Divisor(sets_);
+  while ((1u << line_shift_) > line_bytes_) --line_shift_;
+  granule_lines_ = 1;
 }
 
 void SetAssocCache::invalidate() {

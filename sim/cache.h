@@ -33,10 +33,25 @@ struct ProbeResult {
 // One cache instance (an L2 of one XCD, the MALL, an L1). Lines are identified by
 // address / line_bytes; a line maps to set (line mod sets). A miss allocates immediately, so a
 // later request to the same line hits even while the fill is in flight (the hardware's hit-on-miss).
-// Contract: exact LRU per set; deterministic; no allocation after construction.
+//
+// Granules: a cache built with granule_lines = g > 1 keeps one tag entry per aligned group of g
+// lines, in sets / g sets. Lines g k .. g k + g - 1 fall in consecutive sets with the same tag, so
+// as long as every access covers whole granules, each such set sees the same sequence of granule
+// tags and holds the same state: one entry stands exactly for g. The caller probes whole granules
+// while granular() and calls split() before the first access that does not cover whole granules;
+// split() expands every entry to its g lines, after which the cache is the line cache it stood for.
+// Contract: exact LRU per set (per the line cache a granular one stands for); deterministic; no
+// allocation after construction, except once in split().
 class SetAssocCache {
  public:
-  SetAssocCache(std::uint64_t size_bytes, std::uint32_t ways, std::uint32_t line_bytes, WritePolicy policy);
+  SetAssocCache(std::uint64_t size_bytes, std::uint32_t ways, std::uint32_t line_bytes, WritePolicy policy,
+                std::uint32_t granule_lines = 1);
+
+  // Whether entries stand for granules; the bytes a probe covers (the line, or the granule).
+  bool granular() const { return granule_lines_ > 1; }
+  std::uint32_t unit_bytes() const { return 1u << line_shift_; }
+  // Turns a granular cache into the line cache it stands for (no effect on a line cache).
+  void split();
 
   // Probes every line overlapping [address, address + bytes). For each maximal run of missed
   // lines calls on_miss(first_line_address, line_count) (reads, and write-through writes); for
@@ -92,7 +107,8 @@ class SetAssocCache {
 
   std::uint64_t sets_;
   Divisor set_div_;  // line -> set (remainder) and tag (quotient)
-  std::uint32_t ways_, line_bytes_, line_shift_;
+  std::uint32_t ways_, line_bytes_, line_shift_;  // line_shift_: of the unit an entry stands for
+  std::uint32_t granule_lines_ = 1;
   WritePolicy policy_;
   std::vector<std::uint32_t, HugePageAllocator<std::uint32_t>> state_;  // per set: tags[ways], stamps[ways]
   std::uint32_t clock_ = 0;

@@ -145,17 +145,20 @@ ProbeResult SetAssocCache::access_runs(const Run* runs, std::size_t count, bool 
 
 template <class OnWriteback>
 std::uint64_t SetAssocCache::flush(OnWriteback&& on_writeback) {
+  // Line by line in the order of the line cache's sets (a granule's lines lie in consecutive sets).
   std::uint64_t n = 0;
   for (std::uint64_t set = 0; set < sets_; ++set) {
     std::uint32_t* tags = set_tags(set);
     const std::uint32_t* stamps = tags + ways_;
-    for (std::uint32_t i = 0; i < ways_; ++i) {
-      if (stamps[i] != 0 && (tags[i] & kDirty)) {
-        tags[i] &= ~kDirty;
-        ++n;
-        on_writeback((static_cast<std::uint64_t>(tags[i]) * sets_ + set) << line_shift_);
+    for (std::uint32_t j = 0; j < granule_lines_; ++j) {
+      for (std::uint32_t i = 0; i < ways_; ++i) {
+        if (stamps[i] != 0 && (tags[i] & kDirty)) {
+          ++n;
+          on_writeback(((static_cast<std::uint64_t>(tags[i] & ~kDirty) * sets_ + set) << line_shift_) + std::uint64_t{j} * line_bytes_);
+        }
       }
     }
+    for (std::uint32_t i = 0; i < ways_; ++i) tags[i] &= ~kDirty;
   }
   return n;
 }

@@ -96,17 +96,16 @@ BatchTiming MemoryPath::atomic_batch(std::uint32_t xcd, const LineRequest* lines
     ++c.tcc_req;
     ++c.tcc_miss;
     l2_demand_.add(ch, q.hi - q.lo);
-    for (std::uint32_t chunk = q.lo / 64 * 64; chunk < q.hi; chunk += 64) {
+    // Read-modify-write at the memory side, per 64 B chunk: read through the MALL (which allocates
+    // the line), the sum written to HBM.
+    route_atomic_chunks(q.address, q.lo, q.hi, c, [&](const Fetch& f) {
       ++c.ea_wrreq;
       ++c.ea_wrreq_64b;
-      // Read-modify-write at the memory side: read through the MALL (which allocates the line),
-      // the sum written to HBM.
-      const Fetch f = route_fetch(q.address + chunk, 64, c);
       c.hbm_write_bytes += 64;
       link_demand_.add(ch, 64);
       if (mall_) mall_demand_.add(mall_channel(f.address), f.size);
       hbm_demand_.add(hbm_channel(f.address), f.hbm_bytes + 64);
-    }
+    });
   }
   // Atomics are posted: they hold no window slot; `finish` is when the memory side has performed them.
   BatchTiming b{t, 0, WaitCause::hbm, l1_latency_ + mall_latency_ + hbm_latency_};

@@ -91,7 +91,7 @@ class MemoryPath {
   void prefetch(std::uint32_t xcd, std::uint64_t line_address) const {
     l2_[gpu_->l2_instance_of(xcd)].prefetch(line_address);
     if (mall_) {
-      for (std::uint32_t b = 0; b < line_; b += mall_->line_bytes()) mall_->prefetch(line_address + b);
+      for (std::uint32_t b = 0; b < line_; b += mall_->unit_bytes()) mall_->prefetch(line_address + b);
     }
   }
   LevelBusy busy() const;
@@ -127,6 +127,11 @@ class MemoryPath {
   // Per-line timing of a fetch reaching the MALL at `t`: when its last channel has served it.
   Tick time_fetch(const Fetch& f, Tick t);
   Tick fetch_latency(const Fetch& f) const { return mall_latency_ + (f.hbm_bytes ? hbm_latency_ : 0); }
+  // The fetches of an atomic's 64 B chunks of [lo, hi) of a line, in chunk order: a whole line is
+  // probed as one MALL granule while the MALL is granular (exactly as its chunks one by one).
+  template <class PerChunk>
+  void route_atomic_chunks(std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, TrafficCounters& c,
+                           PerChunk&& per_chunk);
 
   const arch::GpuSpec* gpu_;
   std::uint32_t line_;
@@ -145,5 +150,15 @@ class MemoryPath {
   };
   std::vector<Victim> victims_;
 };
+
+template <class PerChunk>
+void MemoryPath::route_atomic_chunks(std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, TrafficCounters& c,
+                                     PerChunk&& per_chunk) {
+  const bool whole = mall_ && mall_->granular() && lo == 0 && hi == line_;
+  const Fetch line = whole ? route_fetch(line_address, line_, c) : Fetch{};
+  for (std::uint32_t chunk = lo / 64 * 64; chunk < hi; chunk += 64) {
+    per_chunk(whole ? Fetch{line_address + chunk, 64, line.hbm_bytes / (line_ / 64)} : route_fetch(line_address + chunk, 64, c));
+  }
+}
 
 }  // namespace attnsim::sim

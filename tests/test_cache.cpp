@@ -107,3 +107,69 @@ TEST_CASE("non-power-of-two set counts (H100: 50 MiB / 16 ways / 128 B)") {
   CHECK(c.contains((25600ull * 3 + 7) * 128));
   CHECK_FALSE(c.contains(7 * 128));  // same set, other tag
 }
+
+TEST_CASE("a granular cache is the line cache it stands for: before and after split") {
+  // 64 KiB, 4 ways, 64 B lines (256 sets), granules of 2 lines, under write-back so dirty victims
+  // and the flush order are compared too. First every access covers whole granules; then the
+  // cache is split and accesses are single lines.
+  for (WritePolicy policy : {WritePolicy::write_back, WritePolicy::write_through}) {
+    SetAssocCache lines(64 << 10, 4, 64, policy), granules(64 << 10, 4, 64, policy, 2);
+    CHECK(granules.granular());
+    CHECK(granules.unit_bytes() == 128);
+    CHECK(granules.state_bytes() * 2 == lines.state_bytes());
+    std::uint64_t x = 99;
+    const auto next = [&] {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      return x >> 33;
+    };
+    for (int i = 0; i < 20000; ++i) {
+      const std::uint64_t granule = next() % 2048;  // 256 KiB: four times the cache
+      const bool write = next() % 3 == 0;
+      bool hit[2], evicted[2];
+      std::uint64_t victim[2];
+      for (int j = 0; j < 2; ++j) hit[j] = lines.access_line((2 * granule + j) * 64, write, evicted[j], victim[j]);
+      bool g_evicted = false;
+      std::uint64_t g_victim = 0;
+      const bool g_hit = granules.access_line(granule * 128, write, g_evicted, g_victim);
+      REQUIRE(hit[0] == g_hit);
+      REQUIRE(hit[1] == g_hit);
+      REQUIRE(evicted[0] == g_evicted);
+      REQUIRE(evicted[1] == g_evicted);
+      if (g_evicted) {
+        CHECK(victim[0] == g_victim);
+        CHECK(victim[1] == g_victim + 64);
+      }
+    }
+    granules.split();
+    CHECK_FALSE(granules.granular());
+    CHECK(granules.state_bytes() == lines.state_bytes());
+    for (int i = 0; i < 20000; ++i) {
+      const std::uint64_t line = next() % 4096;
+      const bool write = next() % 3 == 0;
+      bool e1 = false, e2 = false;
+      std::uint64_t v1 = 0, v2 = 0;
+      REQUIRE(lines.access_line(line * 64, write, e1, v1) == granules.access_line(line * 64, write, e2, v2));
+      REQUIRE(e1 == e2);
+      if (e1) CHECK(v1 == v2);
+    }
+    std::vector<std::uint64_t> flushed_lines, flushed_granules;
+    lines.flush([&](std::uint64_t a) { flushed_lines.push_back(a); });
+    granules.flush([&](std::uint64_t a) { flushed_granules.push_back(a); });
+    CHECK(flushed_lines == flushed_granules);
+  }
+}
+
+TEST_CASE("a granular cache flushes line by line in the line cache's order") {
+  SetAssocCache lines(4096, 2, 64, WritePolicy::write_back), granules(4096, 2, 64, WritePolicy::write_back, 2);
+  bool e = false;
+  std::uint64_t v = 0;
+  for (std::uint64_t g : {0, 5, 17, 33, 2}) {
+    lines.access_line(g * 128, true, e, v);
+    lines.access_line(g * 128 + 64, true, e, v);
+    granules.access_line(g * 128, true, e, v);
+  }
+  std::vector<std::uint64_t> a, b;
+  CHECK(lines.flush([&](std::uint64_t x) { a.push_back(x); }) == 10);
+  CHECK(granules.flush([&](std::uint64_t x) { b.push_back(x); }) == 10);
+  CHECK(a == b);
+}
