@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include "sim/occupancy.h"
+#include "workloads/presets.h"
 #include "workload_fixture.h"
 
 using namespace attnsim;
@@ -39,4 +40,16 @@ TEST_CASE("wave slots bound small workgroups and oversized ones do not fit") {
   CHECK(small.limited_by == "wave slots");
   CHECK(occupancy(gpu, 17, 64, 0).workgroups_per_cu == 0);  // 17 x 64 threads > 1024
   CHECK(occupancy(gpu, 4, 64, 70000).workgroups_per_cu == 0);  // more LDS than the CU has
+}
+
+TEST_CASE("every kernel preset fits a CU of the GPU it was written for") {
+  for (const auto& name : attnsim::workloads::preset_names()) {
+    CAPTURE(name);
+    const auto k = *attnsim::workloads::preset(name);
+    const auto& gpu = test::gpu(k.native_arch);
+    const auto fwd = occupancy(gpu, k.fwd.waves + k.fwd.load_waves, k.fwd.vgprs, k.fwd.lds_bytes);
+    const auto bwd = occupancy(gpu, k.bwd.waves + k.bwd.load_waves, k.bwd.vgprs, k.bwd.lds_bytes);
+    CHECK(fwd.workgroups_per_cu >= 1);
+    CHECK(bwd.workgroups_per_cu >= 1);
+  }
 }

@@ -252,6 +252,11 @@ KernelSchedule fa3() {
   k.fwd.stages = 2;
   k.fwd.mfma = "wgmma.m64n256k16.f32.bf16";
   k.fwd.lds_bytes = 196608;   // estimate (Q + 2 stages of K and V, 128/176 x 128 bf16)
+  // setmaxnreg: 240 registers per thread for the two MMA warpgroups, 24 for the producer
+  // (Dao-AILab/flash-attention hopper/flash_fwd_kernel_sm90.h and flash_bwd_kernel_sm90.h,
+  // LoadRegisterRequirement / MmaRegisterRequirement); one figure per wave here: the mean,
+  // (2 x 128 x 240 + 128 x 24) / 384 = 168, which fills the SM's 64 Ki registers as the kernel does.
+  k.fwd.vgprs = 168;
   k.bwd.block_m = 80;         // non-causal kBlockM (64 when causal)
   k.bwd.block_m_masked = 64;
   k.bwd.block_n = 128;
@@ -260,6 +265,7 @@ KernelSchedule fa3() {
   k.bwd.stages = 2;           // Stages_dO = Stages_dS = 2
   k.bwd.mfma = "wgmma.m64n256k16.f32.bf16";
   k.bwd.lds_bytes = 196608;   // estimate
+  k.bwd.vgprs = 168;          // as the forward (flash_bwd_kernel_sm90.h: 240 / 24)
   k.bwd.gqa = GqaMode::expand;  // FA3 reduce-adds dK/dV in fp32; modelled as expansion (see docs)
   for (LoopDensity* d : {&k.fwd.loop, &k.bwd.loop, &k.bwd.dq_loop}) {
     d->source = std::string("estimate (FlashAttention-3 code not read; aiter-v3 density)");
