@@ -2,6 +2,8 @@
 // and counters) and timed as a whole, each channel serving the batch's bytes on it once.
 #include "sim/memory_path.h"
 
+#include <optional>
+
 namespace attnsim::sim {
 
 namespace {
@@ -61,14 +63,10 @@ BatchTiming MemoryPath::write_batch(std::uint32_t xcd, const LineRequest* lines,
   for (std::size_t i = 0; i < n; ++i) {
     if (i + kPrefetchAhead < n) l2_[inst].prefetch(lines[i + kPrefetchAhead].address);
     const LineRequest& q = lines[i];
-    const std::uint32_t ch = inst * gpu_->l2.channels + l2_channel(q.address);
-    c.requested_write_bytes += q.hi - q.lo;
+    std::optional<std::uint64_t> victim;  // one line probed: at most one eviction
+    const std::uint32_t ch = route_write(inst, q, c, [&](std::uint64_t v) { victim = v; });
     l2_demand_.add(ch, q.hi - q.lo);
-    const ProbeResult r = l2_[inst].access(q.address, line_, true, [](std::uint64_t, std::uint64_t) {},
-                                            [&](std::uint64_t v) { victims_.push_back(Victim{ch, v}); });
-    ++c.tcc_req;
-    c.tcc_hit += r.hits;
-    c.tcc_miss += r.misses;
+    if (victim) victims_.push_back(Victim{ch, *victim});
   }
   // Writes are posted: a request holds its window slot until the L2 has accepted it.
   BatchTiming b{t, static_cast<Tick>(n) * l1_latency_, WaitCause::l2, l1_latency_};
@@ -91,17 +89,11 @@ BatchTiming MemoryPath::atomic_batch(std::uint32_t xcd, const LineRequest* lines
   for (std::size_t i = 0; i < n; ++i) {
     if (mall_ && i + kPrefetchAhead < n) mall_->prefetch(lines[i + kPrefetchAhead].address);
     const LineRequest& q = lines[i];
-    const std::uint32_t ch = inst * gpu_->l2.channels + l2_channel(q.address);
-    c.atomic_bytes += q.hi - q.lo;
-    ++c.tcc_req;
-    ++c.tcc_miss;
+    const std::uint32_t ch = route_atomic(inst, q, c);
     l2_demand_.add(ch, q.hi - q.lo);
     // Read-modify-write at the memory side, per 64 B chunk: read through the MALL (which allocates
     // the line), the sum written to HBM.
     route_atomic_chunks(q.address, q.lo, q.hi, c, [&](const Fetch& f) {
-      ++c.ea_wrreq;
-      ++c.ea_wrreq_64b;
-      c.hbm_write_bytes += 64;
       link_demand_.add(ch, 64);
       if (mall_) mall_demand_.add(mall_channel(f.address), f.size);
       hbm_demand_.add(hbm_channel(f.address), f.hbm_bytes + 64);

@@ -131,54 +131,45 @@ Tick MemoryPath::time_fetch(const Fetch& f, Tick t) {
 }
 
 Tick MemoryPath::read(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
-                      TrafficCounters& c, ServedBy* served) {
+                      TrafficCounters& c) {
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
   const ReadRoute r = route_read(inst, LineRequest{line_address, lo, hi}, c);
   Tick at = l2_read_[r.channel].serve(t + l1_latency_, hi - lo);
   // A dirty victim goes to the channel's write-back queue; the request waits only while the queue
   // is full (this is what throttles a stream to the slowest level).
   if (r.evicted) at = evict(r.channel, inst, r.victim, at, c);
-  if (r.hit) {
-    if (served) *served = ServedBy::l2;
-    return at + l2_latency_;
-  }
+  if (r.hit) return at + l2_latency_;
   at = link_[r.channel].serve(at, r.fetch.size);
-  if (served) *served = r.fetch.hbm_bytes ? ServedBy::hbm : ServedBy::mall;
   return time_fetch(r.fetch, at) + fetch_latency(r.fetch) + l2_latency_;
 }
 
 Tick MemoryPath::write(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
                        TrafficCounters& c) {
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
-  const std::uint32_t ch = inst * gpu_->l2.channels + l2_channel(line_address);
-  c.requested_write_bytes += hi - lo;
+  std::optional<std::uint64_t> victim;  // one line probed: at most one eviction
+  const std::uint32_t ch = route_write(inst, LineRequest{line_address, lo, hi}, c, [&](std::uint64_t v) { victim = v; });
   const Tick accepted = l2_write_[ch].serve(t + l1_latency_, hi - lo);
-  Tick done = accepted;
-  const ProbeResult r = l2_[inst].access(line_address, line_, true, [](std::uint64_t, std::uint64_t) {},
-                                          [&](std::uint64_t v) { done = std::max(done, evict(ch, inst, v, accepted, c)); });
+  return victim ? std::max(accepted, evict(ch, inst, *victim, accepted, c)) : accepted;
+}
+
+std::uint32_t MemoryPath::route_atomic(std::uint32_t inst, const LineRequest& q, TrafficCounters& c) {
+  c.atomic_bytes += q.hi - q.lo;
   ++c.tcc_req;
-  c.tcc_hit += r.hits;
-  c.tcc_miss += r.misses;
-  return done;
+  ++c.tcc_miss;
+  return inst * gpu_->l2.channels + l2_channel(q.address);
 }
 
 Tick MemoryPath::atomic(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
                         TrafficCounters& c) {
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
-  const std::uint32_t ch = inst * gpu_->l2.channels + l2_channel(line_address);
-  c.atomic_bytes += hi - lo;
-  ++c.tcc_req;
-  ++c.tcc_miss;
+  const std::uint32_t ch = route_atomic(inst, LineRequest{line_address, lo, hi}, c);
   const Tick at = l2_write_[ch].serve(t + l1_latency_, hi - lo);
   Tick done = at;
   // Read-modify-write at the memory side, per 64 B chunk: the line is read (through the MALL, which
   // allocates it) and the sum written to HBM. The channels are reserved when the request reaches
   // them; the latencies are added to the completion only.
   route_atomic_chunks(line_address, lo, hi, c, [&](const Fetch& f) {
-    ++c.ea_wrreq;
-    ++c.ea_wrreq_64b;
     const Tick read = time_fetch(f, link_[ch].serve(at, 64));
-    c.hbm_write_bytes += 64;
     done = std::max(done, hbm_ch_[hbm_channel(f.address)].serve(read, 64) + mall_latency_ + hbm_latency_);
   });
   return done;

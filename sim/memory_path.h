@@ -21,9 +21,6 @@
 
 namespace attnsim::sim {
 
-// Where a read was served.
-enum class ServedBy : std::uint8_t { l2, mall, hbm };
-
 // Busy time of each level's servers, summed over its channels.
 struct LevelBusy {
   Tick l2 = 0, link = 0, mall = 0, hbm = 0;
@@ -67,7 +64,7 @@ class MemoryPath {
 
   // A CU on `xcd` reads [lo, hi) of a line, issued at `t`: the time the data is back.
   Tick read(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
-            TrafficCounters& c, ServedBy* served = nullptr);
+            TrafficCounters& c);
   // A CU writes [lo, hi) of a line: the time the L2 has accepted it (writes are posted) or, when the
   // allocation evicts a dirty line, the time that line's write-back has been served.
   Tick write(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
@@ -115,6 +112,12 @@ class MemoryPath {
   ReadRoute route_read(std::uint32_t inst, const LineRequest& q, TrafficCounters& c);
   // Probes the MALL for `size` bytes at `address` (allocating on a miss) and counts it.
   Fetch route_fetch(std::uint64_t address, std::uint32_t size, TrafficCounters& c);
+  // A write request's L2 channel (instance x channel), found by probing the tags (allocating, making
+  // the line dirty) and counted; each dirty line the allocation evicts goes to on_victim(line_address).
+  template <class OnVictim>
+  std::uint32_t route_write(std::uint32_t inst, const LineRequest& q, TrafficCounters& c, OnVictim&& on_victim);
+  // An atomic request's L2 channel, counted (it passes the L2 as a miss).
+  std::uint32_t route_atomic(std::uint32_t inst, const LineRequest& q, TrafficCounters& c);
   // The unloaded round trip of a read: L1 and L2 latency, plus the levels its fetch reached.
   Tick read_latency(const ReadRoute& r) const;
   std::uint32_t l2_channel(std::uint64_t address) const;
@@ -127,8 +130,9 @@ class MemoryPath {
   // Per-line timing of a fetch reaching the MALL at `t`: when its last channel has served it.
   Tick time_fetch(const Fetch& f, Tick t);
   Tick fetch_latency(const Fetch& f) const { return mall_latency_ + (f.hbm_bytes ? hbm_latency_ : 0); }
-  // The fetches of an atomic's 64 B chunks of [lo, hi) of a line, in chunk order: a whole line is
-  // probed as one MALL granule while the MALL is granular (exactly as its chunks one by one).
+  // The fetches of an atomic's 64 B chunks of [lo, hi) of a line, in chunk order, each counted as a
+  // 64 B write request toward the fabric and 64 B written to HBM: a whole line is probed as one MALL
+  // granule while the MALL is granular (exactly as its chunks one by one).
   template <class PerChunk>
   void route_atomic_chunks(std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, TrafficCounters& c,
                            PerChunk&& per_chunk);
@@ -157,8 +161,21 @@ void MemoryPath::route_atomic_chunks(std::uint64_t line_address, std::uint32_t l
   const bool whole = mall_ && mall_->granular() && lo == 0 && hi == line_;
   const Fetch line = whole ? route_fetch(line_address, line_, c) : Fetch{};
   for (std::uint32_t chunk = lo / 64 * 64; chunk < hi; chunk += 64) {
+    ++c.ea_wrreq;
+    ++c.ea_wrreq_64b;
+    c.hbm_write_bytes += 64;
     per_chunk(whole ? Fetch{line_address + chunk, 64, line.hbm_bytes / (line_ / 64)} : route_fetch(line_address + chunk, 64, c));
   }
+}
+
+template <class OnVictim>
+std::uint32_t MemoryPath::route_write(std::uint32_t inst, const LineRequest& q, TrafficCounters& c, OnVictim&& on_victim) {
+  c.requested_write_bytes += q.hi - q.lo;
+  const ProbeResult r = l2_[inst].access(q.address, line_, true, [](std::uint64_t, std::uint64_t) {}, on_victim);
+  ++c.tcc_req;
+  c.tcc_hit += r.hits;
+  c.tcc_miss += r.misses;
+  return inst * gpu_->l2.channels + l2_channel(q.address);
 }
 
 }  // namespace attnsim::sim
