@@ -2,13 +2,19 @@
 # Sweep throughput and parallel efficiency (docs/performance.md): runs shard 0 of N of the
 # 1,000-point benchmark sweep with one thread and with two, checks that both give identical
 # results, and extrapolates the whole sweep's time on two cores.
-# Usage: bench/sweep_bench.sh [ATTNSIM] [SHARDS]   (default build/release/attnsim, 25 -> 40 points)
+# Usage: bench/sweep_bench.sh [ATTNSIM] [SHARDS] [exact|approximate]
+#   (default build/release/attnsim, 25 -> 40 points, exact tags)
 set -euo pipefail
 attnsim=${1:-build/release/attnsim}
 shards=${2:-25}
+tags=${3:-exact}
 spec="$(dirname "$0")/sweep_1000.toml"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+if [ "$tags" != exact ]; then  # the same points in the engine's other tag mode
+  sed "s/^\[base\]$/[base]\ntags = \"$tags\"/" "$spec" >"$work/spec.toml"
+  spec="$work/spec.toml"
+fi
 seconds() { local t0 t1; t0=$(date +%s.%N); "$@"; t1=$(date +%s.%N); awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }'; }
 t1=$(seconds "$attnsim" sweep "$spec" -o "$work/t1" --threads 1 --shard "0/$shards" -q 2>/dev/null)
 t2=$(seconds "$attnsim" sweep "$spec" -o "$work/t2" --threads 2 --shard "0/$shards" -q 2>/dev/null)

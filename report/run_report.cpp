@@ -102,6 +102,7 @@ json run_report(const RunInputs& in, const sim::RunResult& r) {
   j["arch"] = gpu.name;
   j["kernel"] = in.kernel;
   j["direction"] = in.direction;
+  j["tags"] = r.approximate ? "approximate" : "exact";
   if (!in.passes.empty()) j["problem"] = in.passes.front()->problem.describe();
   double fa_flops = 0;
   for (const auto* pp : in.passes) fa_flops += workloads::analytic_counts(*pp).fa_flops;

@@ -29,6 +29,7 @@ nlohmann::json simulate_point(const PointSpec& spec, const sim::EngineOptions& o
   for (const auto& pp : programs) in.passes.push_back(&pp);
   sim::EngineOptions o = options;
   o.trace = o.trace || trace != nullptr;
+  o.approximate = o.approximate || spec.approximate;
   const sim::RunResult r = sim::simulate(in.passes, loaded.spec, o);
   if (trace) *trace = trace_json(in, r);
   return run_report(in, r);

@@ -19,6 +19,7 @@ struct PointSpec {
   workloads::Problem problem;
   std::string kernel = "aiter-v3";  // PRESET[,field=value,...]
   std::string direction = "both";   // fwd, bwd or both (forward then backward)
+  bool approximate = false;         // the engine's approximate tag mode (docs/model.md)
 };
 
 // The passes of a direction text. Contract: throws arch::ConfigError naming `flag` unless fwd, bwd or both.

@@ -500,34 +500,50 @@ class KernelRun {
   Finish issue_memory(Resident& s, std::uint32_t l, const TileOp& op, Tick now) {
     const PassPrograms& pp = *shape_.pp;
     const workloads::TensorDesc& d = (*pp.tensors)[op.op->tensor];
-    const std::uint64_t line = memory_.line_bytes();
-    lines_.clear();
     std::uint64_t bytes = 0;
-    workloads::for_each_tile(pp, *shape_.kp, *op.op, s.lanes[l].cursor->current_pass(), op.iteration, [&](const TileRef& t) {
-      workloads::for_each_run(d, t.slice, t.b, t.head, t.row0, t.rows, [&](std::uint64_t addr, std::uint64_t n) {
-        bytes += n;
-        for (std::uint64_t la = addr / line * line; la < addr + n; la += line) {
-          lines_.push_back(LineRequest{la, static_cast<std::uint32_t>(std::max(addr, la) - la),
-                                       static_cast<std::uint32_t>(std::min(addr + n, la + line) - la)});
-        }
+    const bool approximate = memory_.mode() == TagMode::approximate;
+    if (approximate) {
+      spans_.clear();
+      workloads::for_each_tile(pp, *shape_.kp, *op.op, s.lanes[l].cursor->current_pass(), op.iteration, [&](const TileRef& t) {
+        if (t.row0 >= d.rows) return;
+        const auto rows = static_cast<std::uint32_t>(std::min<std::uint64_t>(t.rows, d.rows - t.row0));
+        const std::uint64_t row_bytes = static_cast<std::uint64_t>(d.cols) * d.elem_bytes;
+        spans_.push_back(RowSpan{d.base + d.element_index(t.slice, t.b, t.head, t.row0, 0) * d.elem_bytes, row_bytes,
+                                 d.stride_row * d.elem_bytes, rows, t.row0});
+        bytes += rows * row_bytes;
       });
-    });
+    } else {
+      const std::uint64_t line = memory_.line_bytes();
+      lines_.clear();
+      workloads::for_each_tile(pp, *shape_.kp, *op.op, s.lanes[l].cursor->current_pass(), op.iteration, [&](const TileRef& t) {
+        workloads::for_each_run(d, t.slice, t.b, t.head, t.row0, t.rows, [&](std::uint64_t addr, std::uint64_t n) {
+          bytes += n;
+          for (std::uint64_t la = addr / line * line; la < addr + n; la += line) {
+            lines_.push_back(LineRequest{la, static_cast<std::uint32_t>(std::max(addr, la) - la),
+                                         static_cast<std::uint32_t>(std::min(addr + n, la + line) - la)});
+          }
+        });
+      });
+    }
     ComputeUnit& cu = cus_[s.cu];
     TrafficCounters& c = per_xcd_[s.xcd];
     Finish f{now, FinishCause{WaitCause::l2, 0}};
     Tick latency = 0;  // the unloaded latency within the operation's duration
-    if (!lines_.empty()) {
+    if (bytes > 0) {
       const Tick issued = cu.issue(now, bytes);
       const Action a = op.op->action;
       BatchTiming b;
       if (a == Action::atomic_dq) {
-        b = memory_.atomic_batch(s.xcd, lines_.data(), lines_.size(), now, c);
+        b = approximate ? memory_.atomic_spans(s.xcd, spans_.data(), spans_.size(), now, c)
+                        : memory_.atomic_batch(s.xcd, lines_.data(), lines_.size(), now, c);
         drain_ = std::max(drain_, b.finish);
         b = BatchTiming{issued, 0, WaitCause::l2, 0};  // posted: done once issued
       } else if (workloads::is_store(a)) {
-        b = memory_.write_batch(s.xcd, lines_.data(), lines_.size(), now, c);
+        b = approximate ? memory_.write_spans(s.xcd, spans_.data(), spans_.size(), now, c)
+                        : memory_.write_batch(s.xcd, lines_.data(), lines_.size(), now, c);
       } else {
-        b = memory_.read_batch(s.xcd, lines_.data(), lines_.size(), now, c);
+        b = approximate ? memory_.read_spans(s.xcd, spans_.data(), spans_.size(), now, c)
+                        : memory_.read_batch(s.xcd, lines_.data(), lines_.size(), now, c);
       }
       f = Finish{b.finish, FinishCause{b.bound, 0}};
       latency = b.latency;
@@ -562,6 +578,7 @@ class KernelRun {
   std::vector<std::uint64_t> next_of_xcd_;
   std::vector<TrafficCounters> per_xcd_;
   std::vector<LineRequest> lines_;  // the memory operation being issued (no allocation once grown)
+  std::vector<RowSpan> spans_;      // the same, in the approximate mode
   std::uint32_t xcds_ = 1, cus_per_xcd_ = 1, per_cu_ = 1;
   std::uint64_t active_ = 0;  // resident workgroups
   Tick control_start_ = 0, control_matrix_ = 0;
@@ -603,7 +620,7 @@ void set_activity(const arch::GpuSpec& gpu, const KernelProgram& kp, KernelResul
 RunResult simulate(const std::vector<const PassPrograms*>& passes, const arch::GpuSpec& gpu,
                    const EngineOptions& options) {
   RunResult result;
-  MemoryPath memory(gpu, gpu.clock.engine_max.value);
+  MemoryPath memory(gpu, gpu.clock.engine_max.value, options.approximate ? TagMode::approximate : TagMode::exact);
   Tick t = 0;
   double clock = 0;
   for (const PassPrograms* pp : passes) {
@@ -628,6 +645,7 @@ RunResult simulate(const std::vector<const PassPrograms*>& passes, const arch::G
   }
   result.time = t;
   result.hierarchy_state_bytes = memory.state_bytes();
+  result.approximate = options.approximate;
   return result;
 }
 

@@ -21,7 +21,8 @@
 namespace attnsim::sim {
 
 struct EngineOptions {
-  bool trace = false;  // record every workgroup's span (for --trace)
+  bool trace = false;        // record every workgroup's span (for --trace)
+  bool approximate = false;  // tags per group of lines (TagMode::approximate; docs/model.md)
 };
 
 // One workgroup's time on a CU (trace).
@@ -70,6 +71,7 @@ struct RunResult {
   std::uint64_t events = 0;           // events scheduled
   std::uint64_t clock_updates = 0;    // power-controller intervals, all kernels
   std::uint64_t hierarchy_state_bytes = 0;
+  bool approximate = false;           // run in the approximate tag mode
 };
 
 // Simulates the kernels of `passes` in stream order on one GPU (the forward pass before the

@@ -13,7 +13,7 @@ constexpr std::size_t kPrefetchAhead = 8;  // lines whose tag sets are fetched a
 BatchTiming MemoryPath::read_batch(std::uint32_t xcd, const LineRequest* lines, std::size_t n, Tick t,
                                    TrafficCounters& c) {
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
-  BatchTiming b{t, 0, WaitCause::l2, 0};
+  Tick latency_sum = 0;
   bool fetched = false, from_hbm = false;
   for (std::size_t i = 0; i < std::min(n, kPrefetchAhead); ++i) prefetch(xcd, lines[i].address);
   for (std::size_t i = 0; i < n; ++i) {
@@ -22,7 +22,7 @@ BatchTiming MemoryPath::read_batch(std::uint32_t xcd, const LineRequest* lines, 
     const ReadRoute r = route_read(inst, q, c);
     l2_demand_.add(r.channel, q.hi - q.lo);
     if (r.evicted) victims_.push_back(Victim{r.channel, r.victim});
-    b.latency_sum += read_latency(r);
+    latency_sum += read_latency(r);
     if (r.hit) continue;
     fetched = true;
     link_demand_.add(r.channel, r.fetch.size);
@@ -32,6 +32,12 @@ BatchTiming MemoryPath::read_batch(std::uint32_t xcd, const LineRequest* lines, 
       hbm_demand_.add(hbm_channel(r.fetch.address), r.fetch.hbm_bytes);
     }
   }
+  return time_read_batch(inst, t, latency_sum, fetched, from_hbm, c);
+}
+
+BatchTiming MemoryPath::time_read_batch(std::uint32_t inst, Tick t, Tick latency_sum, bool fetched, bool from_hbm,
+                                        TrafficCounters& c) {
+  BatchTiming b{t, latency_sum, WaitCause::l2, 0};
   const Tick arrival = t + l1_latency_;
   Tick l2_done = l2_demand_.serve(l2_read_, arrival);
   // Dirty victims take write-back queue slots; the batch waits only while a queue is full.
@@ -46,7 +52,7 @@ BatchTiming MemoryPath::read_batch(std::uint32_t xcd, const LineRequest* lines, 
   bound_by(l2_done + l2_latency_, WaitCause::l2, l1_latency_ + l2_latency_);
   if (fetched) {
     Tick beyond = link_demand_.serve(link_, arrival);
-    if (mall_) beyond = std::max(beyond, mall_demand_.serve(mall_ch_, arrival));
+    if (has_mall_) beyond = std::max(beyond, mall_demand_.serve(mall_ch_, arrival));
     bound_by(beyond + mall_latency_ + l2_latency_, WaitCause::fabric, l1_latency_ + l2_latency_ + mall_latency_);
   }
   if (from_hbm) {
@@ -68,6 +74,10 @@ BatchTiming MemoryPath::write_batch(std::uint32_t xcd, const LineRequest* lines,
     l2_demand_.add(ch, q.hi - q.lo);
     if (victim) victims_.push_back(Victim{ch, *victim});
   }
+  return time_write_batch(inst, t, n, c);
+}
+
+BatchTiming MemoryPath::time_write_batch(std::uint32_t inst, Tick t, std::size_t n, TrafficCounters& c) {
   // Writes are posted: a request holds its window slot until the L2 has accepted it.
   BatchTiming b{t, static_cast<Tick>(n) * l1_latency_, WaitCause::l2, l1_latency_};
   const Tick accepted = l2_demand_.serve(l2_write_, t + l1_latency_);
@@ -99,11 +109,15 @@ BatchTiming MemoryPath::atomic_batch(std::uint32_t xcd, const LineRequest* lines
       hbm_demand_.add(hbm_channel(f.address), f.hbm_bytes + 64);
     });
   }
+  return time_atomic_batch(t);
+}
+
+BatchTiming MemoryPath::time_atomic_batch(Tick t) {
   // Atomics are posted: they hold no window slot; `finish` is when the memory side has performed them.
   BatchTiming b{t, 0, WaitCause::hbm, l1_latency_ + mall_latency_ + hbm_latency_};
   const Tick at = l2_demand_.serve(l2_write_, t + l1_latency_);
   Tick beyond = link_demand_.serve(link_, at);
-  if (mall_) beyond = std::max(beyond, mall_demand_.serve(mall_ch_, at));
+  if (has_mall_) beyond = std::max(beyond, mall_demand_.serve(mall_ch_, at));
   beyond = std::max(beyond, hbm_demand_.serve(hbm_ch_, at));
   b.finish = beyond + mall_latency_ + hbm_latency_;
   return b;

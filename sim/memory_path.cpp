@@ -4,13 +4,8 @@
 
 namespace attnsim::sim {
 
-namespace {
-// Folds address bits so that power-of-two strides spread over channels (the hardware hashes
-// addresses to channels; the exact hash is not published, so this one is an estimate).
-std::uint64_t fold(std::uint64_t x) { return x ^ (x >> 7) ^ (x >> 13) ^ (x >> 19); }
-}  // namespace
 
-MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz)
+MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz, TagMode mode)
     : gpu_(&gpu),
       line_(static_cast<std::uint32_t>(gpu.l2.line.value)),
       mall_latency_(gpu.mall.present ? gpu.mall.latency.value : 0),
@@ -23,9 +18,16 @@ MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz)
   interleave_ = Divisor(gpu.hbm.interleave.value);
   hbm_channels_ = Divisor(gpu.hbm.channels);
   if (gpu.mall.present) mall_channels_ = Divisor(gpu.mall.channels);
+  mode_ = mode;
+  has_mall_ = gpu.mall.present;
   const std::uint32_t instances = gpu.l2_instances();
   for (std::uint32_t i = 0; i < instances; ++i) {
-    l2_.emplace_back(gpu.l2.size.value, gpu.l2.ways, line_, WritePolicy::write_back);
+    if (mode == TagMode::exact) {
+      l2_.emplace_back(gpu.l2.size.value, gpu.l2.ways, line_, WritePolicy::write_back);
+    } else {
+      // Room for the groups of a cache full of groups a quarter valid (docs/model.md).
+      l2_groups_.emplace_back(gpu.l2.size.value, static_cast<std::uint32_t>(gpu.l2.size.value / (64 * 16)));
+    }
   }
   const std::uint32_t channels = instances * gpu.l2.channels;
   l2_read_.resize(channels);
@@ -44,8 +46,17 @@ MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz)
     const auto mall_line = static_cast<std::uint32_t>(gpu.mall.line.value);
     const std::uint32_t granule = line_ > mall_line ? line_ / mall_line : 1;
     const std::uint64_t mall_sets = gpu.mall.size.value / (std::uint64_t{gpu.mall.ways} * mall_line);
-    mall_.emplace(gpu.mall.size.value, gpu.mall.ways, mall_line, WritePolicy::write_through,
-                  mall_sets % granule == 0 ? granule : 1);
+    if (mode == TagMode::exact) {
+      mall_.emplace(gpu.mall.size.value, gpu.mall.ways, mall_line, WritePolicy::write_through,
+                    mall_sets % granule == 0 ? granule : 1);
+    } else {
+      if (mall_line != 64) {
+        throw arch::ConfigError(arch::ValueOrigin{gpu.name, 0, 0, {}}, "mall.line",
+                                "the approximate mode keeps 64 B units; it needs 64 B MALL lines, not " +
+                                    std::to_string(mall_line));
+      }
+      mall_groups_.emplace(gpu.mall.size.value, static_cast<std::uint32_t>(gpu.mall.size.value / (64 * 16)));
+    }
     mall_ch_.assign(gpu.mall.channels,
                     BandwidthServer(static_cast<double>(gpu.mall.bandwidth.value) * gpu.clock.fabric.value));
   }
@@ -59,17 +70,6 @@ void MemoryPath::set_engine_clock(double engine_hz) {
   for (auto& s : l2_read_) s.set_rate(static_cast<double>(gpu_->l2.read_bandwidth.value) * engine_hz);
   for (auto& s : l2_write_) s.set_rate(static_cast<double>(gpu_->l2.write_bandwidth.value) * engine_hz);
   for (auto& s : link_) s.set_rate(static_cast<double>(gpu_->fabric.l2_link_bandwidth.value) * engine_hz);
-}
-
-std::uint32_t MemoryPath::l2_channel(std::uint64_t address) const {
-  return static_cast<std::uint32_t>(l2_channels_.mod(fold(address >> 7)));  // 128 B lines (constructor)
-}
-std::uint32_t MemoryPath::mall_channel(std::uint64_t address) const {
-  return static_cast<std::uint32_t>(mall_channels_.mod(fold(interleave_.div(address))));
-}
-std::uint32_t MemoryPath::hbm_channel(std::uint64_t address) const {
-  // Consecutive interleave-sized chunks go to consecutive channels (NPS1).
-  return static_cast<std::uint32_t>(hbm_channels_.mod(fold(interleave_.div(address))));
 }
 
 MemoryPath::Fetch MemoryPath::route_fetch(std::uint64_t address, std::uint32_t size, TrafficCounters& c) {
@@ -103,21 +103,23 @@ MemoryPath::ReadRoute MemoryPath::route_read(std::uint32_t inst, const LineReque
     return r;
   }
   ++c.tcc_miss;
-  // One request covering the 32 B sectors touched.
-  const std::uint32_t first_sector = q.lo / 32, last_sector = (q.hi - 1) / 32;
-  std::uint32_t size = 128, offset = 0;
+  const SectorRequest f = sector_request(q.lo, q.hi, c);
+  r.fetch = route_fetch(q.address + f.offset, f.size, c);
+  return r;
+}
+
+MemoryPath::SectorRequest MemoryPath::sector_request(std::uint32_t lo, std::uint32_t hi, TrafficCounters& c) {
+  const std::uint32_t first_sector = lo / 32, last_sector = (hi - 1) / 32;
+  SectorRequest r;
   if (first_sector == last_sector) {
-    size = 32;
-    offset = first_sector * 32;
+    r = SectorRequest{first_sector * 32, 32};
   } else if (first_sector / 2 == last_sector / 2) {
-    size = 64;
-    offset = first_sector / 2 * 64;
+    r = SectorRequest{first_sector / 2 * 64, 64};
   }
   ++c.ea_rdreq;
-  if (size == 32) ++c.ea_rdreq_32b;
-  if (size == 64) ++c.ea_rdreq_64b;
-  if (size == 128) ++c.ea_rdreq_128b;
-  r.fetch = route_fetch(q.address + offset, size, c);
+  if (r.size == 32) ++c.ea_rdreq_32b;
+  if (r.size == 64) ++c.ea_rdreq_64b;
+  if (r.size == 128) ++c.ea_rdreq_128b;
   return r;
 }
 
@@ -126,7 +128,7 @@ Tick MemoryPath::read_latency(const ReadRoute& r) const {
 }
 
 Tick MemoryPath::time_fetch(const Fetch& f, Tick t) {
-  if (mall_) t = mall_ch_[mall_channel(f.address)].serve(t, f.size);
+  if (has_mall_) t = mall_ch_[mall_channel(f.address)].serve(t, f.size);
   return f.hbm_bytes ? hbm_ch_[hbm_channel(f.address)].serve(t, f.hbm_bytes) : t;
 }
 
@@ -192,19 +194,27 @@ Tick MemoryPath::write_back(std::uint32_t inst, std::uint64_t line_address, Tick
   c.ea_wrreq_64b += 2;
   c.hbm_write_bytes += line_;
   Tick at = link_[ch].serve(t, line_);
-  if (mall_) {
-    at = mall_ch_[mall_channel(line_address)].serve(at, line_);
-    mall_->access(line_address, line_, true, [](std::uint64_t, std::uint64_t) {}, [](std::uint64_t) {});
-  }
+  if (has_mall_) at = mall_ch_[mall_channel(line_address)].serve(at, line_);
+  // A write-through refreshes a MALL line it finds (the approximate mode does so in evict_group).
+  if (mall_) mall_->access(line_address, line_, true, [](std::uint64_t, std::uint64_t) {}, [](std::uint64_t) {});
   return hbm_ch_[hbm_channel(line_address)].serve(at, line_);
 }
 
 Tick MemoryPath::end_kernel(Tick t, std::vector<TrafficCounters>& per_xcd) {
   Tick done = t;
-  for (std::uint32_t inst = 0; inst < l2_.size(); ++inst) {
+  for (std::uint32_t inst = 0; inst < gpu_->l2_instances(); ++inst) {
     TrafficCounters& c = per_xcd[std::min<std::size_t>(inst, per_xcd.size() - 1)];
-    l2_[inst].flush([&](std::uint64_t line) { done = std::max(done, write_back(inst, line, t, c)); });
-    l2_[inst].invalidate();
+    if (mode_ == TagMode::exact) {
+      l2_[inst].flush([&](std::uint64_t line) { done = std::max(done, write_back(inst, line, t, c)); });
+      l2_[inst].invalidate();
+      continue;
+    }
+    l2_groups_[inst].flush_and_invalidate([&](std::uint64_t key, const GroupShape& shape, std::uint64_t dirty) {
+      for_each_line(key, shape, dirty, [&](std::uint64_t line, std::uint64_t units, std::uint32_t) {
+        if (mall_groups_) mall_groups_->access(key, shape, units, 0, 0, [](auto&&...) {});
+        done = std::max(done, write_back(inst, line, t, c));
+      });
+    });
   }
   return done;
 }
@@ -226,6 +236,8 @@ LevelBusy MemoryPath::busy() const {
 std::uint64_t MemoryPath::state_bytes() const {
   std::uint64_t n = mall_ ? mall_->state_bytes() : 0;
   for (const auto& c : l2_) n += c.state_bytes();
+  if (mall_groups_) n += mall_groups_->state_bytes();
+  for (const auto& c : l2_groups_) n += c.state_bytes();
   return n;
 }
 

@@ -16,6 +16,7 @@
 #include "sim/channel_demand.h"
 #include "sim/counters.h"
 #include "sim/divisor.h"
+#include "sim/group_cache.h"
 #include "sim/time.h"
 #include "sim/time_breakdown.h"
 
@@ -32,6 +33,21 @@ struct LineRequest {
   std::uint64_t address = 0;
   std::uint32_t lo = 0, hi = 0;
 };
+
+// Rows of a tile for the approximate mode: `rows` rows of `row_bytes` bytes, `stride` bytes apart,
+// the first being row `first_row` of its tensor. Rows are grouped by their index in the tensor, so
+// every tile touching a row finds it in the same group whatever its own first row.
+struct RowSpan {
+  std::uint64_t address = 0;
+  std::uint64_t row_bytes = 0;
+  std::uint64_t stride = 0;
+  std::uint32_t rows = 0;
+  std::uint64_t first_row = 0;
+};
+
+// How the tags of the caches are kept: exact set-associative LRU per line, or the approximate
+// mode's groups of lines (a tile's rows of one head), bounded against the exact mode in tests.
+enum class TagMode : std::uint8_t { exact, approximate };
 
 // When a batch of line requests (one tile operation) is done, and for how long it holds the
 // issuing CU's window of outstanding requests.
@@ -57,7 +73,10 @@ class MemoryPath {
  public:
   // Copyable: a copy is a snapshot of every cache's tags and every server's queue.
   // Contract: throws arch::ConfigError unless the L2 line is 128 B (the request-size rules).
-  MemoryPath(const arch::GpuSpec& gpu, double engine_hz);
+  // The approximate mode needs 64 B MALL lines (else throws arch::ConfigError) and takes only the
+  // span forms below; the exact mode takes every form but the span ones.
+  MemoryPath(const arch::GpuSpec& gpu, double engine_hz, TagMode mode = TagMode::exact);
+  TagMode mode() const { return mode_; }
 
   // Re-rates the engine-clocked servers (L2 channels, links) for a kernel at another clock.
   void set_engine_clock(double engine_hz);
@@ -77,6 +96,12 @@ class MemoryPath {
   BatchTiming read_batch(std::uint32_t xcd, const LineRequest* lines, std::size_t n, Tick t, TrafficCounters& c);
   BatchTiming write_batch(std::uint32_t xcd, const LineRequest* lines, std::size_t n, Tick t, TrafficCounters& c);
   BatchTiming atomic_batch(std::uint32_t xcd, const LineRequest* lines, std::size_t n, Tick t, TrafficCounters& c);
+
+  // The approximate mode's forms of the three: a tile operation's rows, issued together at `t`.
+  // Counters follow the same per-request rules; tags are kept per group of lines (GroupCache).
+  BatchTiming read_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n, Tick t, TrafficCounters& c);
+  BatchTiming write_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n, Tick t, TrafficCounters& c);
+  BatchTiming atomic_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n, Tick t, TrafficCounters& c);
 
   // Kernel end: writes back every dirty L2 line from `t` on and invalidates the L2s; returns when
   // the last write-back is served. The memory-side cache keeps its contents.
@@ -120,10 +145,43 @@ class MemoryPath {
   std::uint32_t route_atomic(std::uint32_t inst, const LineRequest& q, TrafficCounters& c);
   // The unloaded round trip of a read: L1 and L2 latency, plus the levels its fetch reached.
   Tick read_latency(const ReadRoute& r) const;
-  std::uint32_t l2_channel(std::uint64_t address) const;
-  std::uint32_t mall_channel(std::uint64_t address) const;
-  std::uint32_t hbm_channel(std::uint64_t address) const;
+  // Folds address bits so that power-of-two strides spread over channels (the hardware hashes
+  // addresses to channels; the exact hash is not published, so this one is an estimate).
+  static std::uint64_t fold(std::uint64_t x) { return x ^ (x >> 7) ^ (x >> 13) ^ (x >> 19); }
+  std::uint32_t l2_channel(std::uint64_t address) const {
+    return static_cast<std::uint32_t>(l2_channels_.mod(fold(address >> 7)));  // 128 B lines (constructor)
+  }
+  std::uint32_t mall_channel(std::uint64_t address) const {
+    return static_cast<std::uint32_t>(mall_channels_.mod(fold(interleave_.div(address))));
+  }
+  // Consecutive interleave-sized chunks go to consecutive channels (NPS1).
+  std::uint32_t hbm_channel(std::uint64_t address) const {
+    return static_cast<std::uint32_t>(hbm_channels_.mod(fold(interleave_.div(address))));
+  }
   Tick write_back(std::uint32_t inst, std::uint64_t line_address, Tick t, TrafficCounters& c);
+  // The timing tails of the batch forms (both modes): each level's channels serve the demand the
+  // batch put on them; dirty victims take write-back queue slots.
+  BatchTiming time_read_batch(std::uint32_t inst, Tick t, Tick latency_sum, bool fetched, bool from_hbm, TrafficCounters& c);
+  BatchTiming time_write_batch(std::uint32_t inst, Tick t, std::size_t requests, TrafficCounters& c);
+  BatchTiming time_atomic_batch(Tick t);
+  // The approximate mode: calls f(key, shape, units, lo, hi) for each group a span touches, with the
+  // group's 64 B units it covers; [lo, hi) is the byte range within a 4 KiB chunk group (flat
+  // tensors, and rows not aligned to 128 B), [0, max) for a group of whole-line rows.
+  template <class F>
+  static void for_each_group(const RowSpan& s, F&& f);
+  // A dirty L2 group leaves the approximate L2: the MALL sees the write-through of each dirty line,
+  // and each line is queued for write-back.
+  void evict_group(std::uint32_t inst, std::uint64_t key, const GroupShape& shape, std::uint64_t dirty);
+  // Calls f(line_address, line_units, first_unit) for each L2 line with units in `units`:
+  // line_units = units & (3 << first_unit), its first 64 B unit being first_unit.
+  template <class F>
+  static void for_each_line(std::uint64_t key, const GroupShape& shape, std::uint64_t units, F&& f);
+  // The request an L2 read miss of [lo, hi) of a line sends beyond the L2: the 32 B sectors it
+  // touches as one 32, 64 or 128 B request at `offset` within the line. Counts it.
+  struct SectorRequest {
+    std::uint32_t offset = 0, size = 128;
+  };
+  static SectorRequest sector_request(std::uint32_t lo, std::uint32_t hi, TrafficCounters& c);
   // A dirty line leaves L2 channel `ch` at `t`: it takes a slot of the channel's write-back queue
   // (waiting while every slot's write-back is still in flight). Returns when it has a slot.
   Tick evict(std::uint32_t ch, std::uint32_t inst, std::uint64_t line_address, Tick t, TrafficCounters& c);
@@ -142,7 +200,11 @@ class MemoryPath {
   Divisor l2_channels_, interleave_, mall_channels_, hbm_channels_;
   Tick l1_latency_ = 0, l2_latency_ = 0, mall_latency_, hbm_latency_;
   std::vector<SetAssocCache> l2_;
-  std::optional<SetAssocCache> mall_;
+  std::optional<SetAssocCache> mall_;  // exact mode's MALL tags
+  TagMode mode_ = TagMode::exact;
+  bool has_mall_ = false;
+  std::vector<GroupCache> l2_groups_;       // approximate mode: per L2 instance
+  std::optional<GroupCache> mall_groups_;   // approximate mode
   std::vector<Tick> writeback_queue_;             // per L2 channel: completion of each queue slot's write-back
   std::vector<std::uint32_t> writeback_next_;      // per L2 channel: the oldest slot
   std::vector<BandwidthServer> l2_read_, l2_write_, link_, mall_ch_, hbm_ch_;  // l2_*, link_: instance x channel
@@ -154,6 +216,56 @@ class MemoryPath {
   };
   std::vector<Victim> victims_;
 };
+
+template <class F>
+void MemoryPath::for_each_line(std::uint64_t key, const GroupShape& shape, std::uint64_t units, F&& f) {
+  // A line's two units are 2k and 2k + 1 of a row (rows hold whole lines).
+  std::uint64_t lines = (units | (units >> 1)) & 0x5555555555555555ull;
+  while (lines) {
+    const auto u = static_cast<std::uint32_t>(__builtin_ctzll(lines));
+    lines &= lines - 1;
+    const std::uint64_t address = key + (u / shape.units_per_row) * shape.stride + (u % shape.units_per_row) * 64;
+    f(address, units & (std::uint64_t{3} << u), u);
+  }
+}
+
+template <class F>
+void MemoryPath::for_each_group(const RowSpan& s, F&& f) {
+  constexpr std::uint64_t kChunk = 4096;
+  const bool whole_lines = s.stride != s.row_bytes && s.address % 128 == 0 && s.row_bytes % 128 == 0 &&
+                           s.stride % 128 == 0 && s.row_bytes <= 64 * 64;
+  if (whole_lines) {
+    // Groups of up to 16 rows (at most 64 units), aligned on the row index.
+    const auto per_row = static_cast<std::uint32_t>(s.row_bytes / 64);
+    std::uint32_t group_rows = 16;
+    while (group_rows * per_row > 64) group_rows /= 2;
+    const GroupShape shape{s.stride, per_row};
+    for (std::uint32_t r = 0; r < s.rows;) {
+      const auto in_group = static_cast<std::uint32_t>((s.first_row + r) % group_rows);
+      const std::uint32_t k = std::min(group_rows - in_group, s.rows - r);
+      const std::uint32_t bits = k * per_row;
+      const std::uint64_t mask = (bits == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1) << (in_group * per_row);
+      f(s.address + std::uint64_t{r} * s.stride - std::uint64_t{in_group} * s.stride, shape, mask, std::uint64_t{0},
+        ~std::uint64_t{0});
+      r += k;
+    }
+    return;
+  }
+  // Flat: the span's contiguous runs, in aligned 4 KiB chunks of 64 units.
+  const GroupShape shape{kChunk, 64};
+  const bool contiguous = s.stride == s.row_bytes;
+  const std::uint32_t runs = contiguous ? 1 : s.rows;
+  const std::uint64_t run_bytes = contiguous ? s.row_bytes * s.rows : s.row_bytes;
+  for (std::uint32_t i = 0; i < runs; ++i) {
+    const std::uint64_t begin = s.address + i * s.stride, end = begin + run_bytes;
+    for (std::uint64_t chunk = begin / kChunk * kChunk; chunk < end; chunk += kChunk) {
+      const std::uint64_t lo = std::max(begin, chunk) - chunk, hi = std::min(end, chunk + kChunk) - chunk;
+      const std::uint64_t first = lo / 64, last = (hi + 63) / 64;
+      const std::uint64_t mask = (last - first == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << (last - first)) - 1) << first;
+      f(chunk, shape, mask, lo, hi);
+    }
+  }
+}
 
 template <class PerChunk>
 void MemoryPath::route_atomic_chunks(std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, TrafficCounters& c,

@@ -220,7 +220,7 @@ ordered_json arch_file_hash(const std::string& arch) {
 // The canonical spec with the arch config's hash already known.
 ordered_json canonical_with(const report::PointSpec& spec, const ordered_json& arch_file) {
   const workloads::Problem& p = spec.problem;
-  return ordered_json{
+  ordered_json key{
       {"attnsim", ATTNSIM_VERSION},
       {"arch", spec.arch},
       {"arch_file_fnv1a", arch_file},
@@ -234,6 +234,9 @@ ordered_json canonical_with(const report::PointSpec& spec, const ordered_json& a
         {"layout", std::string(workloads::to_string(p.layout))}}},
       {"kernel", spec.kernel},
       {"direction", spec.direction}};
+  // Only approximate points name their tag mode, so exact points keep the keys of older sweeps.
+  if (spec.approximate) key["tags"] = "approximate";
+  return key;
 }
 
 }  // namespace
@@ -272,12 +275,18 @@ SweepSpec load_sweep_text(const std::string& text, const std::string& file) {
     if (key == "arch") s.base.arch = checked_string(file, "base.arch", v);
     else if (key == "kernel") s.base.kernel = checked_string(file, "base.kernel", v);
     else if (key == "direction") s.base.direction = checked_string(file, "base.direction", v);
-    else if (key == "problem" && v.is_table()) problem = v.as_table();
+    else if (key == "tags") {
+      const std::string mode = checked_string(file, "base.tags", v);
+      if (mode != "exact" && mode != "approximate") {
+        throw ConfigError(at(file, v), "base.tags", "'" + mode + "': expected \"exact\" or \"approximate\"");
+      }
+      s.base.approximate = mode == "approximate";
+    } else if (key == "problem" && v.is_table()) problem = v.as_table();
     else if (key == "set" && v.is_array()) {
       for (const auto& e : *v.as_array()) s.base.sets.push_back(checked_string(file, "base.set", e));
     } else {
       throw ConfigError(at(file, v), "base." + key,
-                        "unknown key; [base] has arch, set = [\"key=value\", ...], kernel, direction and [base.problem]");
+                        "unknown key; [base] has arch, set = [\"key=value\", ...], kernel, direction, tags and [base.problem]");
     }
   }
   if (!problem) throw ConfigError(ValueOrigin{file, 0, 0, {}}, "base.problem", "missing table [base.problem]");

@@ -125,6 +125,19 @@ TEST_CASE("point ids are equal for equal specs and differ when any part differs"
   other = points[0].spec;
   other.direction = "bwd";
   CHECK(point_id(other) != points[0].id);
+  other = points[0].spec;
+  other.approximate = true;
+  CHECK(point_id(other) != points[0].id);
+}
+
+TEST_CASE("a sweep's base may choose the approximate tag mode and nothing else but exact") {
+  const std::string approximate = std::string(kBase).replace(0, 7, "[base]\ntags = \"approximate\"\n");
+  CHECK(expand(load_sweep_text(approximate, "s.toml"))[0].spec.approximate);
+  CHECK_FALSE(expand(load_sweep_text(kBase, "s.toml"))[0].spec.approximate);
+  const std::string exact = std::string(kBase).replace(0, 7, "[base]\ntags = \"exact\"\n");
+  CHECK_FALSE(expand(load_sweep_text(exact, "s.toml"))[0].spec.approximate);
+  CHECK(contains(error_of(std::string(kBase).replace(0, 7, "[base]\ntags = \"coarse\"\n")),
+                 "s.toml:2:8: error: key 'base.tags': 'coarse': expected \"exact\" or \"approximate\""));
 }
 
 TEST_CASE("bad sweep specs name the file position and the key") {

@@ -1,0 +1,91 @@
+#include "sim/group_cache.h"
+
+#include <algorithm>
+
+namespace attnsim::sim {
+
+GroupCache::GroupCache(std::uint64_t capacity_bytes, std::uint32_t max_groups)
+    : capacity_units_(std::max<std::uint64_t>(1, capacity_bytes / 64)) {
+  max_groups = std::max<std::uint32_t>(max_groups, 2);
+  groups_.resize(max_groups);
+  free_.reserve(max_groups);
+  for (std::uint32_t g = max_groups; g-- > 0;) free_.push_back(g);
+  std::uint32_t bits = 1;
+  while ((std::uint64_t{1} << bits) < 2ull * max_groups) ++bits;
+  table_.assign(std::size_t{1} << bits, kNone);
+  shift_ = 64 - bits;
+}
+
+std::uint32_t GroupCache::find(std::uint64_t key) const {
+  const std::uint64_t mask = table_.size() - 1;
+  for (std::uint64_t s = slot_of(key);; s = (s + 1) & mask) {
+    const std::uint32_t g = table_[s];
+    if (g == kNone || groups_[g].key == key) return g;
+  }
+}
+
+std::uint32_t GroupCache::insert(std::uint64_t key, const GroupShape& shape) {
+  const std::uint32_t g = free_.back();
+  free_.pop_back();
+  groups_[g] = Group{key, 0, 0, shape, kNone, kNone};
+  const std::uint64_t mask = table_.size() - 1;
+  std::uint64_t s = slot_of(key);
+  while (table_[s] != kNone) s = (s + 1) & mask;
+  table_[s] = g;
+  ++count_;
+  return g;
+}
+
+// Removes `key` from the table, shifting later entries of its probe run back (no tombstones).
+void GroupCache::erase_slot(std::uint64_t key) {
+  const std::uint64_t mask = table_.size() - 1;
+  std::uint64_t s = slot_of(key);
+  while (groups_[table_[s]].key != key) s = (s + 1) & mask;
+  std::uint64_t hole = s;
+  for (std::uint64_t j = (hole + 1) & mask; table_[j] != kNone; j = (j + 1) & mask) {
+    const std::uint64_t home = slot_of(groups_[table_[j]].key);
+    // The entry at j may move into the hole if its home is not cyclically within (hole, j].
+    const bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
+    if (!stays) {
+      table_[hole] = table_[j];
+      hole = j;
+    }
+  }
+  table_[hole] = kNone;
+}
+
+void GroupCache::unlink(std::uint32_t g) {
+  Group& e = groups_[g];
+  if (e.prev != kNone) groups_[e.prev].next = e.next; else head_ = e.next;
+  if (e.next != kNone) groups_[e.next].prev = e.prev; else tail_ = e.prev;
+  e.prev = e.next = kNone;
+}
+
+void GroupCache::push_front(std::uint32_t g) {
+  Group& e = groups_[g];
+  e.prev = kNone;
+  e.next = head_;
+  if (head_ != kNone) groups_[head_].prev = g;
+  head_ = g;
+  if (tail_ == kNone) tail_ = g;
+}
+
+void GroupCache::invalidate() {
+  for (std::uint32_t g = head_; g != kNone;) {
+    const std::uint32_t next = groups_[g].next;
+    groups_[g].valid = groups_[g].dirty = 0;
+    free_.push_back(g);
+    g = next;
+  }
+  std::fill(table_.begin(), table_.end(), kNone);
+  head_ = tail_ = kNone;
+  count_ = 0;
+  used_units_ = 0;
+}
+
+std::uint64_t GroupCache::state_bytes() const {
+  return groups_.size() * sizeof(Group) + free_.capacity() * sizeof(std::uint32_t) +
+         table_.size() * sizeof(std::uint32_t);
+}
+
+}  // namespace attnsim::sim

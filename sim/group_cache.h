@@ -1,0 +1,114 @@
+// The approximate mode's tag state of one cache: a byte-budgeted LRU of line groups (a tile's rows
+// of one head, or an aligned 4 KiB chunk), each with per-64-byte valid and dirty bits.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace attnsim::sim {
+
+// Where a group's 64 B units lie: unit u is at key + (u / units_per_row) * stride + (u % units_per_row) * 64.
+struct GroupShape {
+  std::uint64_t stride = 0;         // bytes between the group's rows
+  std::uint32_t units_per_row = 0;  // 64 B units per row (rows x units_per_row <= 64)
+};
+
+// Contract: an approximation of a cache of `capacity_bytes`, bounded against the exact
+// set-associative cache in tests (docs/model.md, approximate mode). Every group is identified by a
+// key (the address of its first unit) and keeps the same shape for its life; a group of units is
+// made most recently used as a whole and evicted as a whole, least recently used first, once the
+// valid units of all groups exceed the capacity. Fully associative (no set conflicts). At most
+// `max_groups` groups are held (the least recently used one is evicted to make room). Deterministic;
+// no allocation after construction.
+class GroupCache {
+ public:
+  GroupCache(std::uint64_t capacity_bytes, std::uint32_t max_groups);
+
+  // Probes the units `mask` of group `key`: returns the units of `mask` that were valid. Then makes
+  // `fill` valid (a read or write allocation; 0: no allocation, e.g. a write-through) and `dirty`
+  // dirty, and makes the group most recently used if it is present afterwards. Each evicted group
+  // with dirty units goes to on_evict(key, shape, dirty_units).
+  template <class OnEvict>
+  std::uint64_t access(std::uint64_t key, const GroupShape& shape, std::uint64_t mask, std::uint64_t fill,
+                       std::uint64_t dirty, OnEvict&& on_evict);
+  // Calls f(key, shape, dirty_units) for every group with dirty units, then drops every group.
+  template <class F>
+  void flush_and_invalidate(F&& f);
+  // Drops every group without writing anything back.
+  void invalidate();
+
+  std::uint64_t valid_bytes() const { return used_units_ * 64; }
+  std::uint64_t state_bytes() const;
+  std::uint32_t groups() const { return count_; }
+
+ private:
+  static constexpr std::uint32_t kNone = 0xffffffffu;
+  struct Group {
+    std::uint64_t key = 0, valid = 0, dirty = 0;
+    GroupShape shape;
+    std::uint32_t prev = kNone, next = kNone;  // LRU list: head = most recent
+  };
+  std::uint32_t find(std::uint64_t key) const;  // group index or kNone
+  std::uint32_t insert(std::uint64_t key, const GroupShape& shape);
+  void erase_slot(std::uint64_t key);
+  void unlink(std::uint32_t g);
+  void push_front(std::uint32_t g);
+  std::uint64_t slot_of(std::uint64_t key) const { return (key * 0x9E3779B97F4A7C15ull) >> shift_; }
+  template <class OnEvict>
+  void evict_lru(std::uint32_t keep, OnEvict&& on_evict);
+
+  std::uint64_t capacity_units_;
+  std::uint64_t used_units_ = 0;
+  std::vector<Group> groups_;
+  std::vector<std::uint32_t> free_;
+  std::vector<std::uint32_t> table_;  // open addressing, linear probing: group index or kNone
+  std::uint32_t shift_ = 0;           // 64 - log2(table size)
+  std::uint32_t head_ = kNone, tail_ = kNone, count_ = 0;
+};
+
+template <class OnEvict>
+void GroupCache::evict_lru(std::uint32_t keep, OnEvict&& on_evict) {
+  std::uint32_t g = tail_;
+  if (g == keep) g = groups_[g].prev;
+  if (g == kNone) return;
+  Group& v = groups_[g];
+  if (v.dirty) on_evict(v.key, v.shape, v.dirty);
+  used_units_ -= static_cast<std::uint64_t>(__builtin_popcountll(v.valid));
+  unlink(g);
+  erase_slot(v.key);
+  v.valid = v.dirty = 0;
+  free_.push_back(g);
+  --count_;
+}
+
+template <class OnEvict>
+std::uint64_t GroupCache::access(std::uint64_t key, const GroupShape& shape, std::uint64_t mask, std::uint64_t fill,
+                                 std::uint64_t dirty, OnEvict&& on_evict) {
+  std::uint32_t g = find(key);
+  if (g == kNone) {
+    if (fill == 0) return 0;
+    if (free_.empty()) evict_lru(kNone, on_evict);
+    g = insert(key, shape);
+  } else {
+    unlink(g);
+  }
+  push_front(g);
+  Group& e = groups_[g];
+  const std::uint64_t hits = e.valid & mask;
+  const std::uint64_t added = fill & ~e.valid;
+  e.valid |= fill;
+  e.dirty |= dirty & e.valid;
+  used_units_ += static_cast<std::uint64_t>(__builtin_popcountll(added));
+  while (used_units_ > capacity_units_ && count_ > 1) evict_lru(g, on_evict);
+  return hits;
+}
+
+template <class F>
+void GroupCache::flush_and_invalidate(F&& f) {
+  for (std::uint32_t g = head_; g != kNone; g = groups_[g].next) {
+    if (groups_[g].dirty) f(groups_[g].key, groups_[g].shape, groups_[g].dirty);
+  }
+  invalidate();
+}
+
+}  // namespace attnsim::sim

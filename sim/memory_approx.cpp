@@ -1,0 +1,167 @@
+// The approximate mode of MemoryPath: a tile operation's rows probe the tags once per group of
+// lines (GroupCache) instead of once per line; every request is still counted by the exact mode's
+// rules and puts its bytes on its own channels, and the batch is timed as the exact mode times it.
+#include "sim/memory_path.h"
+
+namespace attnsim::sim {
+
+namespace {
+// The byte range [lo, hi) of the L2 line at `line` (an offset within a flat chunk group, or of a
+// whole-line row: then lo = 0 and hi = ~0) that a group's request covers, relative to the line.
+struct LineRange {
+  std::uint32_t lo = 0, hi = 128;
+};
+LineRange line_range(std::uint64_t key, std::uint64_t line, std::uint64_t lo, std::uint64_t hi) {
+  if (hi == ~std::uint64_t{0}) return {};
+  const std::uint64_t begin = line - key;  // flat groups: the line's offset in the chunk
+  return LineRange{static_cast<std::uint32_t>(std::max(lo, begin) - begin),
+                   static_cast<std::uint32_t>(std::min(hi, begin + 128) - begin)};
+}
+// Both 64 B units of each line that has one in `units` (an L2 line is allocated whole).
+std::uint64_t whole_lines(std::uint64_t units) {
+  const std::uint64_t even = (units | (units >> 1)) & 0x5555555555555555ull;
+  return even | (even << 1);
+}
+// The units a request of `size` bytes at `offset` within the line whose first unit is `first` covers.
+std::uint64_t fetched_units(std::uint32_t first, std::uint32_t offset, std::uint32_t size) {
+  std::uint64_t m = 0;
+  if (offset < 64) m |= std::uint64_t{1} << first;
+  if (offset + size > 64) m |= std::uint64_t{2} << first;
+  return m;
+}
+}  // namespace
+
+void MemoryPath::evict_group(std::uint32_t inst, std::uint64_t key, const GroupShape& shape, std::uint64_t dirty) {
+  for_each_line(key, shape, dirty, [&](std::uint64_t line, std::uint64_t units, std::uint32_t) {
+    if (mall_groups_) mall_groups_->access(key, shape, units, 0, 0, [](auto&&...) {});
+    victims_.push_back(Victim{inst * gpu_->l2.channels + l2_channel(line), line});
+  });
+}
+
+BatchTiming MemoryPath::read_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n, Tick t, TrafficCounters& c) {
+  const std::uint32_t inst = gpu_->l2_instance_of(xcd);
+  GroupCache& l2 = l2_groups_[inst];
+  const auto on_evict = [&](std::uint64_t key, const GroupShape& shape, std::uint64_t dirty) {
+    evict_group(inst, key, shape, dirty);
+  };
+  Tick latency_sum = 0;
+  bool fetched = false, from_hbm = false;
+  const Tick hit_latency = l1_latency_ + l2_latency_;
+  for (std::size_t i = 0; i < n; ++i) {
+    for_each_group(spans[i], [&](std::uint64_t key, const GroupShape& shape, std::uint64_t units, std::uint64_t lo,
+                                 std::uint64_t hi) {
+      const std::uint64_t request = whole_lines(units);
+      const std::uint64_t hits = l2.access(key, shape, request, request, 0, on_evict);
+      // The L2: every line a request, hit or miss; the misses' sectors go beyond.
+      std::uint64_t fetch = 0;
+      for_each_line(key, shape, request, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t first) {
+        const LineRange r = line_range(key, line, lo, hi);
+        const std::uint32_t ch = inst * gpu_->l2.channels + l2_channel(line);
+        c.requested_read_bytes += r.hi - r.lo;
+        ++c.tcc_req;
+        l2_demand_.add(ch, r.hi - r.lo);
+        if (hits & line_units) {
+          ++c.tcc_hit;
+          latency_sum += hit_latency;
+          return;
+        }
+        ++c.tcc_miss;
+        const SectorRequest f = sector_request(r.lo, r.hi, c);
+        fetched = true;
+        link_demand_.add(ch, f.size);
+        if (mall_groups_) {
+          fetch |= fetched_units(first, f.offset, f.size);
+          mall_demand_.add(mall_channel(line + f.offset), f.size);
+          return;
+        }
+        // No memory-side cache: the request goes to HBM as it is.
+        from_hbm = true;
+        latency_sum += hit_latency + hbm_latency_;
+        c.hbm_read_bytes += f.size;
+        hbm_demand_.add(hbm_channel(line + f.offset), f.size);
+      });
+      if (!fetch) return;
+      // The memory side: the fetched units hit or miss the MALL (which allocates them).
+      const std::uint64_t mall_hits = mall_groups_->access(key, shape, fetch, fetch, 0, [](auto&&...) {});
+      const std::uint64_t missed = fetch & ~mall_hits;
+      c.mall_read_hits += static_cast<std::uint64_t>(__builtin_popcountll(mall_hits));
+      c.mall_read_misses += static_cast<std::uint64_t>(__builtin_popcountll(missed));
+      for_each_line(key, shape, fetch, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t) {
+        const auto hbm = static_cast<std::uint32_t>(64 * __builtin_popcountll(line_units & missed));
+        latency_sum += hit_latency + mall_latency_ + (hbm ? hbm_latency_ : 0);
+        if (!hbm) return;
+        from_hbm = true;
+        c.hbm_read_bytes += hbm;
+        hbm_demand_.add(hbm_channel(line), hbm);
+      });
+    });
+  }
+  return time_read_batch(inst, t, latency_sum, fetched, from_hbm, c);
+}
+
+BatchTiming MemoryPath::write_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n, Tick t,
+                                    TrafficCounters& c) {
+  const std::uint32_t inst = gpu_->l2_instance_of(xcd);
+  GroupCache& l2 = l2_groups_[inst];
+  const auto on_evict = [&](std::uint64_t key, const GroupShape& shape, std::uint64_t dirty) {
+    evict_group(inst, key, shape, dirty);
+  };
+  std::size_t requests = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    for_each_group(spans[i], [&](std::uint64_t key, const GroupShape& shape, std::uint64_t units, std::uint64_t lo,
+                                 std::uint64_t hi) {
+      // Write-allocate without a fill: the line is present and dirty.
+      const std::uint64_t request = whole_lines(units);
+      const std::uint64_t hits = l2.access(key, shape, request, request, request, on_evict);
+      for_each_line(key, shape, request, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t) {
+        const LineRange r = line_range(key, line, lo, hi);
+        c.requested_write_bytes += r.hi - r.lo;
+        ++c.tcc_req;
+        ++(hits & line_units ? c.tcc_hit : c.tcc_miss);
+        l2_demand_.add(inst * gpu_->l2.channels + l2_channel(line), r.hi - r.lo);
+        ++requests;
+      });
+    });
+  }
+  return time_write_batch(inst, t, requests, c);
+}
+
+BatchTiming MemoryPath::atomic_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n, Tick t,
+                                     TrafficCounters& c) {
+  const std::uint32_t inst = gpu_->l2_instance_of(xcd);
+  for (std::size_t i = 0; i < n; ++i) {
+    for_each_group(spans[i], [&](std::uint64_t key, const GroupShape& shape, std::uint64_t units, std::uint64_t lo,
+                                 std::uint64_t hi) {
+      // Performed at the memory side per 64 B chunk: each chunk read through the MALL (which
+      // allocates it) and the sum written to HBM; the L2 passes them as misses.
+      const std::uint64_t mall_hits = mall_groups_ ? mall_groups_->access(key, shape, units, units, 0, [](auto&&...) {}) : 0;
+      c.mall_read_hits += static_cast<std::uint64_t>(__builtin_popcountll(mall_hits));
+      if (mall_groups_) c.mall_read_misses += static_cast<std::uint64_t>(__builtin_popcountll(units & ~mall_hits));
+      for_each_line(key, shape, units, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t first) {
+        const LineRange r = line_range(key, line, lo, hi);
+        const std::uint32_t ch = inst * gpu_->l2.channels + l2_channel(line);
+        c.atomic_bytes += r.hi - r.lo;
+        ++c.tcc_req;
+        ++c.tcc_miss;
+        l2_demand_.add(ch, r.hi - r.lo);
+        // Both chunks of a line lie in one interleave chunk of the memory side: one MALL and HBM channel.
+        const std::uint32_t mall_ch = has_mall_ ? mall_channel(line) : 0, hbm_ch = hbm_channel(line);
+        for (std::uint32_t k = 0; k < 2; ++k) {
+          const std::uint64_t unit = std::uint64_t{1} << (first + k);
+          if (!(line_units & unit)) continue;
+          const std::uint32_t hbm_read = (mall_hits & unit) ? 0 : 64;
+          ++c.ea_wrreq;
+          ++c.ea_wrreq_64b;
+          c.hbm_write_bytes += 64;
+          c.hbm_read_bytes += hbm_read;
+          link_demand_.add(ch, 64);
+          if (has_mall_) mall_demand_.add(mall_ch, 64);
+          hbm_demand_.add(hbm_ch, hbm_read + 64);
+        }
+      });
+    });
+  }
+  return time_atomic_batch(t);
+}
+
+}  // namespace attnsim::sim

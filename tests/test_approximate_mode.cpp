@@ -1,0 +1,75 @@
+// The engine's approximate tag mode against the exact mode (the reference): time within 1 % and
+// bytes at every level within 2 % (the bound of the engine issue) on small problems of each kind.
+// Larger problems depart further in L2-to-fabric reads (docs/model.md, approximate mode).
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "report/simulate_point.h"
+
+using namespace attnsim;
+
+namespace {
+struct Case {
+  const char* name;
+  const char* arch;
+  const char* kernel;
+  std::uint32_t batch, heads_q, heads_kv;
+  std::uint64_t seqlen;
+  bool causal;
+  workloads::Layout layout;
+  const char* direction;
+};
+
+report::PointSpec point_of(const Case& c, bool approximate) {
+  report::PointSpec s;
+  s.arch = c.arch;
+  s.kernel = c.kernel;
+  s.direction = c.direction;
+  s.problem.batch = c.batch;
+  s.problem.heads_q = c.heads_q;
+  s.problem.heads_kv = c.heads_kv;
+  s.problem.seqlen_q = s.problem.seqlen_k = c.seqlen;
+  s.problem.causal = c.causal;
+  s.problem.layout = c.layout;
+  s.approximate = approximate;
+  return s;
+}
+
+double relative(double approximate, double exact) { return exact == 0 ? approximate : approximate / exact - 1; }
+}  // namespace
+
+TEST_CASE("the approximate tag mode stays within 1 % in time and 2 % in bytes per level of the exact mode") {
+  const Case cases[] = {
+      {"fwd", "mi300x", "aiter-v3", 1, 16, 4, 2048, false, workloads::Layout::bshd, "fwd"},
+      {"bwd", "mi300x", "aiter-v3", 1, 16, 4, 1024, false, workloads::Layout::bshd, "bwd"},
+      {"causal both", "mi300x", "aiter-v3", 1, 16, 4, 2048, true, workloads::Layout::bshd, "both"},
+      {"bhsd both", "mi300x", "aiter-v3", 1, 16, 4, 2048, false, workloads::Layout::bhsd, "both"},
+      {"MQA both", "mi300x", "aiter-v3", 2, 8, 1, 2048, false, workloads::Layout::bshd, "both"},
+      {"H100 without a MALL", "h100", "fa2", 1, 16, 4, 2048, false, workloads::Layout::bshd, "both"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    const nlohmann::json exact = report::simulate_point(point_of(c, false));
+    const nlohmann::json approx = report::simulate_point(point_of(c, true));
+    CHECK(exact["tags"] == "exact");
+    CHECK(approx["tags"] == "approximate");
+    CHECK(std::abs(relative(approx["time_us"], exact["time_us"])) <= 0.01);
+    for (const char* level : {"l2_request_bytes", "l2_fabric_read_bytes", "l2_fabric_write_bytes", "mall_hit_bytes",
+                              "hbm_read_bytes", "hbm_write_bytes"}) {
+      CAPTURE(level);
+      CHECK(std::abs(relative(approx["traffic"][level].get<double>(), exact["traffic"][level].get<double>())) <= 0.02);
+    }
+    // Requests are counted by the same rules in both modes: what the CUs ask for is identical.
+    CHECK(approx["traffic"]["l2_request_bytes"] == exact["traffic"]["l2_request_bytes"]);
+  }
+}
+
+TEST_CASE("the approximate tag mode needs 64 B MALL lines") {
+  report::PointSpec s = point_of({"x", "mi300x", "aiter-v3", 1, 8, 8, 256, false, workloads::Layout::bshd, "fwd"}, true);
+  s.sets = {"mall.line=128B"};
+  CHECK_THROWS_WITH_AS(report::simulate_point(s), doctest::Contains("mall.line"), arch::ConfigError);
+}

@@ -1,0 +1,125 @@
+// The approximate mode's tag state (GroupCache) and how a tile's rows fall into groups
+// (MemoryPath::for_each_group): hand-computed cases.
+#include <doctest/doctest.h>
+
+#include <tuple>
+#include <vector>
+
+#include "sim/group_cache.h"
+#include "sim/memory_path.h"
+
+using namespace attnsim::sim;
+
+namespace {
+const GroupShape kRows{2048, 4};  // 256 B rows 2 KiB apart (K of one head, Hkv = 8, d = 128, bf16)
+const auto kNoEvict = [](std::uint64_t, const GroupShape&, std::uint64_t) { FAIL("unexpected eviction"); };
+}  // namespace
+
+TEST_CASE("a group cache hits the units it holds and fills the ones it is given") {
+  GroupCache c(64 * 64, 16);  // 64 units
+  CHECK(c.access(0x10000, kRows, 0b1111, 0b1111, 0, kNoEvict) == 0);
+  CHECK(c.valid_bytes() == 4 * 64);
+  // Units 2, 3 held; 4, 5 not.
+  CHECK(c.access(0x10000, kRows, 0b111100, 0b111100, 0, kNoEvict) == 0b1100);
+  CHECK(c.valid_bytes() == 6 * 64);
+  // A probe without a fill (write-through) neither allocates a missing group nor adds units.
+  CHECK(c.access(0x20000, kRows, 0b1, 0, 0, kNoEvict) == 0);
+  CHECK(c.groups() == 1);
+  CHECK(c.access(0x10000, kRows, 0b11000000, 0, 0, kNoEvict) == 0);
+  CHECK(c.valid_bytes() == 6 * 64);
+}
+
+TEST_CASE("a group cache evicts whole groups least recently used first once its units exceed the capacity") {
+  GroupCache c(8 * 64, 16);  // 8 units
+  std::vector<std::tuple<std::uint64_t, std::uint64_t>> evicted;  // key, dirty units
+  const auto on_evict = [&](std::uint64_t key, const GroupShape&, std::uint64_t dirty) { evicted.emplace_back(key, dirty); };
+  c.access(0x1000, kRows, 0b1111, 0b1111, 0b0011, on_evict);  // A: 4 units, 2 dirty
+  c.access(0x2000, kRows, 0b11, 0b11, 0, on_evict);           // B: 2 units
+  c.access(0x1000, kRows, 0b1, 0, 0, on_evict);               // A used again: B is now the oldest
+  CHECK(evicted.empty());
+  c.access(0x3000, kRows, 0b111, 0b111, 0, on_evict);  // C: 9 units > 8, B (clean) goes
+  CHECK(c.groups() == 2);
+  CHECK(c.valid_bytes() == 7 * 64);
+  CHECK(evicted.empty());                                // B had nothing dirty to write back
+  CHECK(c.access(0x2000, kRows, 0b11, 0, 0, on_evict) == 0);  // B is gone
+  c.access(0x4000, kRows, 0b11, 0b11, 0, on_evict);  // D: 9 units, A (dirty, the oldest) goes
+  REQUIRE(evicted.size() == 1);
+  CHECK(std::get<0>(evicted[0]) == 0x1000);
+  CHECK(std::get<1>(evicted[0]) == 0b0011);
+  CHECK(c.valid_bytes() == 5 * 64);
+}
+
+TEST_CASE("a group cache out of group slots evicts the least recently used group") {
+  GroupCache c(1 << 20, 2);  // room for many units, two groups
+  std::vector<std::uint64_t> evicted;
+  const auto on_evict = [&](std::uint64_t key, const GroupShape&, std::uint64_t) { evicted.push_back(key); };
+  for (std::uint64_t k = 1; k <= 5; ++k) c.access(k * 0x1000, kRows, 1, 1, 1, on_evict);
+  CHECK(evicted == std::vector<std::uint64_t>{0x1000, 0x2000, 0x3000});
+  CHECK(c.groups() == 2);
+  // The table still finds the survivors after the deletions shifted its probe runs.
+  CHECK(c.access(0x4000, kRows, 1, 0, 0, on_evict) == 1);
+  CHECK(c.access(0x5000, kRows, 1, 0, 0, on_evict) == 1);
+}
+
+TEST_CASE("a group cache's flush reports every dirty group and leaves it empty") {
+  GroupCache c(1 << 16, 64);
+  for (std::uint64_t k = 0; k < 40; ++k) c.access(k * 4096, kRows, 0b11, 0b11, k % 2 ? 0b10 : 0, kNoEvict);
+  std::uint64_t dirty_groups = 0, dirty_units = 0;
+  c.flush_and_invalidate([&](std::uint64_t key, const GroupShape&, std::uint64_t dirty) {
+    CHECK(key / 4096 % 2 == 1);
+    ++dirty_groups;
+    dirty_units += static_cast<std::uint64_t>(__builtin_popcountll(dirty));
+  });
+  CHECK(dirty_groups == 20);
+  CHECK(dirty_units == 20);
+  CHECK(c.groups() == 0);
+  CHECK(c.valid_bytes() == 0);
+  CHECK(c.access(4096, kRows, 0b11, 0, 0, kNoEvict) == 0);
+}
+
+TEST_CASE("a tile's rows fall into groups of 16 rows aligned on the row index") {
+  // Rows 8..39 of one head: 256 B rows (4 units), 2 KiB apart; row 8 at 0x100000 + 8 x 2048.
+  const RowSpan s{0x100000 + 8 * 2048, 256, 2048, 32, 8};
+  std::vector<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>> groups;  // key, units, hi
+  MemoryPath::for_each_group(s, [&](std::uint64_t key, const GroupShape& shape, std::uint64_t units, std::uint64_t,
+                                    std::uint64_t hi) {
+    CHECK(shape.stride == 2048);
+    CHECK(shape.units_per_row == 4);
+    groups.emplace_back(key, units, hi);
+  });
+  REQUIRE(groups.size() == 3);
+  // Rows 8..15 are the upper half of the group of rows 0..15 (units 32..63), 16..31 a whole group,
+  // 32..39 the lower half of the group of rows 32..47.
+  CHECK(std::get<0>(groups[0]) == 0x100000);
+  CHECK(std::get<1>(groups[0]) == 0xffffffff00000000ull);
+  CHECK(std::get<0>(groups[1]) == 0x100000 + 16 * 2048);
+  CHECK(std::get<1>(groups[1]) == ~0ull);
+  CHECK(std::get<0>(groups[2]) == 0x100000 + 32 * 2048);
+  CHECK(std::get<1>(groups[2]) == 0xffffffffull);
+  CHECK(std::get<2>(groups[0]) == ~0ull);  // whole-line rows
+}
+
+TEST_CASE("rows too wide for 16 per group form smaller groups; flat rows form 4 KiB chunks") {
+  // fp32 rows of 512 B (8 units): 8 rows per group.
+  std::vector<std::uint64_t> keys;
+  MemoryPath::for_each_group(RowSpan{0x200000, 512, 16384, 16, 0},
+                             [&](std::uint64_t key, const GroupShape& shape, std::uint64_t units, std::uint64_t, std::uint64_t) {
+                               CHECK(shape.units_per_row == 8);
+                               CHECK(units == ~0ull);
+                               keys.push_back(key);
+                             });
+  CHECK(keys == std::vector<std::uint64_t>{0x200000, 0x200000 + 8 * 16384});
+  // 32 fp32 values per row of a contiguous tensor (LSE), rows 40..71: bytes 160..288 of its chunk.
+  std::vector<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t>> chunks;
+  MemoryPath::for_each_group(RowSpan{0x300000 + 160, 4, 4, 32, 40},
+                             [&](std::uint64_t key, const GroupShape& shape, std::uint64_t units, std::uint64_t lo,
+                                 std::uint64_t hi) {
+                               CHECK(shape.units_per_row == 64);
+                               chunks.emplace_back(key, units, lo, hi);
+                             });
+  REQUIRE(chunks.size() == 1);
+  CHECK(std::get<0>(chunks[0]) == 0x300000);
+  CHECK(std::get<1>(chunks[0]) == 0b11100);  // units 2, 3, 4 (bytes 128..319)
+  CHECK(std::get<2>(chunks[0]) == 160);
+  CHECK(std::get<3>(chunks[0]) == 288);
+}
