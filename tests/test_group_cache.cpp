@@ -99,7 +99,7 @@ TEST_CASE("a tile's rows fall into groups of 16 rows aligned on the row index") 
   CHECK(std::get<2>(groups[0]) == ~0ull);  // whole-line rows
 }
 
-TEST_CASE("rows too wide for 16 per group form smaller groups; flat rows form 4 KiB chunks") {
+TEST_CASE("rows too wide for 16 per group form smaller groups and flat rows form 4 KiB chunks") {
   // fp32 rows of 512 B (8 units): 8 rows per group.
   std::vector<std::uint64_t> keys;
   MemoryPath::for_each_group(RowSpan{0x200000, 512, 16384, 16, 0},
