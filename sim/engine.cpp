@@ -505,12 +505,10 @@ class KernelRun {
     if (approximate) {
       spans_.clear();
       workloads::for_each_tile(pp, *shape_.kp, *op.op, s.lanes[l].cursor->current_pass(), op.iteration, [&](const TileRef& t) {
-        if (t.row0 >= d.rows) return;
-        const auto rows = static_cast<std::uint32_t>(std::min<std::uint64_t>(t.rows, d.rows - t.row0));
-        const std::uint64_t row_bytes = static_cast<std::uint64_t>(d.cols) * d.elem_bytes;
-        spans_.push_back(RowSpan{d.base + d.element_index(t.slice, t.b, t.head, t.row0, 0) * d.elem_bytes, row_bytes,
-                                 d.stride_row * d.elem_bytes, rows, t.row0});
-        bytes += rows * row_bytes;
+        const workloads::TileRows r = workloads::tile_rows(d, t.slice, t.b, t.head, t.row0, t.rows);
+        if (r.rows == 0) return;
+        spans_.push_back(RowSpan{r.address, r.row_bytes, r.stride, static_cast<std::uint32_t>(r.rows), t.row0});
+        bytes += r.rows * r.row_bytes;
       });
     } else {
       const std::uint64_t line = memory_.line_bytes();

@@ -19,8 +19,8 @@ LineRange line_range(std::uint64_t key, std::uint64_t line, std::uint64_t lo, st
 }
 // Both 64 B units of each line that has one in `units` (an L2 line is allocated whole).
 std::uint64_t whole_lines(std::uint64_t units) {
-  const std::uint64_t even = (units | (units >> 1)) & 0x5555555555555555ull;
-  return even | (even << 1);
+  const std::uint64_t first = line_starts(units);
+  return first | (first << 1);
 }
 // The units a request of `size` bytes at `offset` within the line whose first unit is `first` covers.
 std::uint64_t fetched_units(std::uint32_t first, std::uint32_t offset, std::uint32_t size) {
@@ -33,8 +33,8 @@ std::uint64_t fetched_units(std::uint32_t first, std::uint32_t offset, std::uint
 
 void MemoryPath::evict_group(std::uint32_t inst, std::uint64_t key, const GroupShape& shape, std::uint64_t dirty) {
   for_each_line(key, shape, dirty, [&](std::uint64_t line, std::uint64_t units, std::uint32_t) {
-    if (mall_groups_) mall_groups_->access(key, shape, units, 0, 0, [](auto&&...) {});
-    victims_.push_back(Victim{inst * gpu_->l2.channels + l2_channel(line), line});
+    mall_group_access(key, shape, units, 0);  // the write-through refreshes a line the MALL holds
+    victims_.push_back(Victim{l2_channel(inst, line), line});
   });
 }
 
@@ -56,7 +56,7 @@ BatchTiming MemoryPath::read_spans(std::uint32_t xcd, const RowSpan* spans, std:
       std::uint64_t fetch = 0;
       for_each_line(key, shape, request, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t first) {
         const LineRange r = line_range(key, line, lo, hi);
-        const std::uint32_t ch = inst * gpu_->l2.channels + l2_channel(line);
+        const std::uint32_t ch = l2_channel(inst, line);
         c.requested_read_bytes += r.hi - r.lo;
         ++c.tcc_req;
         l2_demand_.add(ch, r.hi - r.lo);
@@ -82,7 +82,7 @@ BatchTiming MemoryPath::read_spans(std::uint32_t xcd, const RowSpan* spans, std:
       });
       if (!fetch) return;
       // The memory side: the fetched units hit or miss the MALL (which allocates them).
-      const std::uint64_t mall_hits = mall_groups_->access(key, shape, fetch, fetch, 0, [](auto&&...) {});
+      const std::uint64_t mall_hits = mall_group_access(key, shape, fetch, fetch);
       const std::uint64_t missed = fetch & ~mall_hits;
       c.mall_read_hits += static_cast<std::uint64_t>(__builtin_popcountll(mall_hits));
       c.mall_read_misses += static_cast<std::uint64_t>(__builtin_popcountll(missed));
@@ -118,7 +118,7 @@ BatchTiming MemoryPath::write_spans(std::uint32_t xcd, const RowSpan* spans, std
         c.requested_write_bytes += r.hi - r.lo;
         ++c.tcc_req;
         ++(hits & line_units ? c.tcc_hit : c.tcc_miss);
-        l2_demand_.add(inst * gpu_->l2.channels + l2_channel(line), r.hi - r.lo);
+        l2_demand_.add(l2_channel(inst, line), r.hi - r.lo);
         ++requests;
       });
     });
@@ -134,12 +134,12 @@ BatchTiming MemoryPath::atomic_spans(std::uint32_t xcd, const RowSpan* spans, st
                                  std::uint64_t hi) {
       // Performed at the memory side per 64 B chunk: each chunk read through the MALL (which
       // allocates it) and the sum written to HBM; the L2 passes them as misses.
-      const std::uint64_t mall_hits = mall_groups_ ? mall_groups_->access(key, shape, units, units, 0, [](auto&&...) {}) : 0;
+      const std::uint64_t mall_hits = mall_group_access(key, shape, units, units);
       c.mall_read_hits += static_cast<std::uint64_t>(__builtin_popcountll(mall_hits));
       if (mall_groups_) c.mall_read_misses += static_cast<std::uint64_t>(__builtin_popcountll(units & ~mall_hits));
       for_each_line(key, shape, units, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t first) {
         const LineRange r = line_range(key, line, lo, hi);
-        const std::uint32_t ch = inst * gpu_->l2.channels + l2_channel(line);
+        const std::uint32_t ch = l2_channel(inst, line);
         c.atomic_bytes += r.hi - r.lo;
         ++c.tcc_req;
         ++c.tcc_miss;

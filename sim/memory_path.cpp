@@ -4,7 +4,6 @@
 
 namespace attnsim::sim {
 
-
 MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz, TagMode mode)
     : gpu_(&gpu),
       line_(static_cast<std::uint32_t>(gpu.l2.line.value)),
@@ -94,7 +93,7 @@ MemoryPath::Fetch MemoryPath::route_fetch(std::uint64_t address, std::uint32_t s
 
 MemoryPath::ReadRoute MemoryPath::route_read(std::uint32_t inst, const LineRequest& q, TrafficCounters& c) {
   ReadRoute r;
-  r.channel = inst * gpu_->l2.channels + l2_channel(q.address);
+  r.channel = l2_channel(inst, q.address);
   c.requested_read_bytes += q.hi - q.lo;
   r.hit = l2_[inst].access_line(q.address, false, r.evicted, r.victim);
   ++c.tcc_req;
@@ -158,7 +157,7 @@ std::uint32_t MemoryPath::route_atomic(std::uint32_t inst, const LineRequest& q,
   c.atomic_bytes += q.hi - q.lo;
   ++c.tcc_req;
   ++c.tcc_miss;
-  return inst * gpu_->l2.channels + l2_channel(q.address);
+  return l2_channel(inst, q.address);
 }
 
 Tick MemoryPath::atomic(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
@@ -189,7 +188,7 @@ Tick MemoryPath::evict(std::uint32_t ch, std::uint32_t inst, std::uint64_t line_
 }
 
 Tick MemoryPath::write_back(std::uint32_t inst, std::uint64_t line_address, Tick t, TrafficCounters& c) {
-  const std::uint32_t ch = inst * gpu_->l2.channels + l2_channel(line_address);
+  const std::uint32_t ch = l2_channel(inst, line_address);
   c.ea_wrreq += 2;
   c.ea_wrreq_64b += 2;
   c.hbm_write_bytes += line_;
@@ -211,7 +210,7 @@ Tick MemoryPath::end_kernel(Tick t, std::vector<TrafficCounters>& per_xcd) {
     }
     l2_groups_[inst].flush_and_invalidate([&](std::uint64_t key, const GroupShape& shape, std::uint64_t dirty) {
       for_each_line(key, shape, dirty, [&](std::uint64_t line, std::uint64_t units, std::uint32_t) {
-        if (mall_groups_) mall_groups_->access(key, shape, units, 0, 0, [](auto&&...) {});
+        mall_group_access(key, shape, units, 0);
         done = std::max(done, write_back(inst, line, t, c));
       });
     });

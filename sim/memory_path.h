@@ -148,8 +148,10 @@ class MemoryPath {
   // Folds address bits so that power-of-two strides spread over channels (the hardware hashes
   // addresses to channels; the exact hash is not published, so this one is an estimate).
   static std::uint64_t fold(std::uint64_t x) { return x ^ (x >> 7) ^ (x >> 13) ^ (x >> 19); }
-  std::uint32_t l2_channel(std::uint64_t address) const {
-    return static_cast<std::uint32_t>(l2_channels_.mod(fold(address >> 7)));  // 128 B lines (constructor)
+  // The L2 channel of a line of L2 instance `inst`, numbered across instances (instance x channel).
+  std::uint32_t l2_channel(std::uint32_t inst, std::uint64_t address) const {
+    return inst * gpu_->l2.channels +
+           static_cast<std::uint32_t>(l2_channels_.mod(fold(address >> 7)));  // 128 B lines (constructor)
   }
   std::uint32_t mall_channel(std::uint64_t address) const {
     return static_cast<std::uint32_t>(mall_channels_.mod(fold(interleave_.div(address))));
@@ -172,6 +174,11 @@ class MemoryPath {
   // A dirty L2 group leaves the approximate L2: the MALL sees the write-through of each dirty line,
   // and each line is queued for write-back.
   void evict_group(std::uint32_t inst, std::uint64_t key, const GroupShape& shape, std::uint64_t dirty);
+  // The approximate MALL's access (GroupCache::access; it holds nothing dirty): the units of `mask`
+  // it held, then `fill` allocated. No MALL: nothing held.
+  std::uint64_t mall_group_access(std::uint64_t key, const GroupShape& shape, std::uint64_t mask, std::uint64_t fill) {
+    return mall_groups_ ? mall_groups_->access(key, shape, mask, fill, 0, [](auto&&...) {}) : 0;
+  }
   // Calls f(line_address, line_units, first_unit) for each L2 line with units in `units`:
   // line_units = units & (3 << first_unit), its first 64 B unit being first_unit.
   template <class F>
@@ -217,10 +224,12 @@ class MemoryPath {
   std::vector<Victim> victims_;
 };
 
+// The first 64 B unit of each 128 B line that has a unit in `units` (units 2k and 2k + 1 of a row).
+inline std::uint64_t line_starts(std::uint64_t units) { return (units | (units >> 1)) & 0x5555555555555555ull; }
+
 template <class F>
 void MemoryPath::for_each_line(std::uint64_t key, const GroupShape& shape, std::uint64_t units, F&& f) {
-  // A line's two units are 2k and 2k + 1 of a row (rows hold whole lines).
-  std::uint64_t lines = (units | (units >> 1)) & 0x5555555555555555ull;
+  std::uint64_t lines = line_starts(units);  // rows hold whole lines
   while (lines) {
     const auto u = static_cast<std::uint32_t>(__builtin_ctzll(lines));
     lines &= lines - 1;
@@ -287,7 +296,7 @@ std::uint32_t MemoryPath::route_write(std::uint32_t inst, const LineRequest& q, 
   ++c.tcc_req;
   c.tcc_hit += r.hits;
   c.tcc_miss += r.misses;
-  return inst * gpu_->l2.channels + l2_channel(q.address);
+  return l2_channel(inst, q.address);
 }
 
 }  // namespace attnsim::sim

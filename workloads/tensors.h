@@ -60,23 +60,32 @@ class TensorSet {
   std::uint64_t end_ = 0;
 };
 
-// Calls f(address, bytes) for each contiguous run of the tile rows [row0, row0 + nrows) x all
-// columns of one (slice, batch, head) of a tensor. Rows past the tensor's end are not touched
-// (kernels clamp out-of-range rows, so they cost no traffic). Returns the bytes covered.
+// The rows [row0, row0 + nrows) x all columns of one (slice, batch, head) of a tensor, clamped to
+// the tensor's rows (kernels clamp out-of-range rows, so they cost no traffic): `rows` rows of
+// `row_bytes`, `stride` bytes apart, the first at `address`. rows = 0 past the tensor's end.
+struct TileRows {
+  std::uint64_t address = 0, row_bytes = 0, stride = 0, rows = 0;
+};
+inline TileRows tile_rows(const TensorDesc& t, std::uint32_t slice, std::uint32_t b, std::uint32_t h, std::uint64_t row0,
+                          std::uint64_t nrows) {
+  if (row0 >= t.rows) return {};
+  return TileRows{t.base + t.element_index(slice, b, h, row0, 0) * t.elem_bytes,
+                  static_cast<std::uint64_t>(t.cols) * t.elem_bytes, t.stride_row * t.elem_bytes,
+                  std::min(nrows, t.rows - row0)};
+}
+
+// Calls f(address, bytes) for each contiguous run of tile_rows(...). Returns the bytes covered.
 template <class F>
 std::uint64_t for_each_run(const TensorDesc& t, std::uint32_t slice, std::uint32_t b, std::uint32_t h,
                            std::uint64_t row0, std::uint64_t nrows, F&& f) {
-  if (row0 >= t.rows) return 0;
-  const std::uint64_t n = std::min(nrows, t.rows - row0);
-  const std::uint64_t row_bytes = static_cast<std::uint64_t>(t.cols) * t.elem_bytes;
-  const std::uint64_t start = t.base + t.element_index(slice, b, h, row0, 0) * t.elem_bytes;
-  if (t.stride_row == t.cols) {  // rows are adjacent: one run
-    f(start, n * row_bytes);
+  const TileRows r = tile_rows(t, slice, b, h, row0, nrows);
+  if (r.rows == 0) return 0;
+  if (r.stride == r.row_bytes) {  // rows are adjacent: one run
+    f(r.address, r.rows * r.row_bytes);
   } else {
-    const std::uint64_t step = t.stride_row * t.elem_bytes;
-    for (std::uint64_t r = 0; r < n; ++r) f(start + r * step, row_bytes);
+    for (std::uint64_t i = 0; i < r.rows; ++i) f(r.address + i * r.stride, r.row_bytes);
   }
-  return n * row_bytes;
+  return r.rows * r.row_bytes;
 }
 
 // Bytes of a tile without enumerating its runs.
