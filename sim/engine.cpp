@@ -1,6 +1,7 @@
 #include "sim/engine.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -39,6 +40,7 @@ struct Lane {
   TileOp pending;
   bool has_pending = false, exhausted = false;
   bool waiting = false;    // blocked on a dependence another lane has not issued yet
+  std::size_t awaited = 0;  // while waiting: the finish-table entry whose recording wakes the lane
   bool at_phase = false;   // arrived at the phase boundary
 };
 
@@ -65,7 +67,7 @@ struct KernelShape {
   const PassPrograms* pp = nullptr;
   const KernelProgram* kp = nullptr;
   std::uint32_t groups = 1, lanes = 3;  // wave groups; lanes = groups + 2
-  std::uint32_t ring = 1;               // loop iterations whose finish times are kept
+  std::uint32_t ring = 1;               // loop iterations whose finish times are kept (a power of two)
   std::uint32_t lookahead = 1;          // a loop memory op waits for the loop's last op this many iterations back
   std::size_t pro_offset = 0, epi_offset = 0, loop_offset = 0, loop_stride = 0, table_size = 0;
   const CompiledBody& body(std::uint8_t b) const { return b == 0 ? kp->prologue : (b == 1 ? kp->body : kp->epilogue); }
@@ -119,7 +121,7 @@ class KernelRun {
     std::uint32_t carried = 1;
     for (const auto& c : kp.body.carried) carried = std::max<std::uint32_t>(carried, c.distance);
     shape_.lookahead = carried;
-    shape_.ring = 2 * carried + 2;
+    shape_.ring = std::bit_ceil(2 * carried + 2);
     const std::size_t lanes = shape_.lanes;
     shape_.pro_offset = 0;
     shape_.epi_offset = kp.prologue.ops.size() * lanes;
@@ -299,15 +301,19 @@ class KernelRun {
     dispatch(s.xcd, now);
   }
 
+  // Where the finish of `op` (of `body`, `iteration`) issued by lane `lane` is kept in a
+  // workgroup's finish table (loop iterations share ring slots).
+  std::size_t entry_index(std::uint8_t body, std::uint64_t iteration, std::uint16_t op, std::uint32_t lane) const {
+    const std::size_t base = body == 0   ? shape_.pro_offset
+                             : body == 2 ? shape_.epi_offset
+                                         : shape_.loop_offset + (iteration & (shape_.ring - 1)) * shape_.loop_stride;
+    return base + static_cast<std::size_t>(op) * shape_.lanes + lane;
+  }
+
   Finish* entry(Resident& s, std::uint8_t body, std::uint64_t iteration, std::uint16_t op, std::uint32_t lane,
               bool for_write) {
-    std::size_t base = 0;
-    if (body == 0) {
-      base = shape_.pro_offset;
-    } else if (body == 2) {
-      base = shape_.epi_offset;
-    } else {
-      const std::size_t r = iteration % shape_.ring;
+    if (body == 1) {
+      const std::size_t r = iteration & (shape_.ring - 1);
       if (s.ring[r] != static_cast<std::int64_t>(iteration)) {
         if (!for_write) {
           if (s.ring[r] > static_cast<std::int64_t>(iteration)) {
@@ -319,26 +325,32 @@ class KernelRun {
                     shape_.loop_stride, kNotIssued);
         s.ring[r] = static_cast<std::int64_t>(iteration);
       }
-      base = shape_.loop_offset + r * shape_.loop_stride;
     }
-    return &s.table[base + static_cast<std::size_t>(op) * shape_.lanes + lane];
+    return &s.table[entry_index(body, iteration, op, lane)];
   }
 
-  // The finish of `op` (of `body`, `iteration`) as lane `lane` sees it; time kUnknown if not issued.
+  // The entry `lane` issues or finds `op` in, if issued (else null, and missing_ names the entry
+  // whose recording the reader must wait for).
+  const Finish* issued_entry(Resident& s, std::uint8_t body, std::uint64_t iteration, std::uint16_t op,
+                             std::uint32_t lane) {
+    const Finish* e = entry(s, body, iteration, op, lane, false);
+    if (e && e->time != kUnknown) return e;
+    missing_ = entry_index(body, iteration, op, lane);
+    return nullptr;
+  }
+
+  // The finish of `op` (of `body`, `iteration`) as lane `lane` sees it; time kUnknown if not issued
+  // (then missing_ names the entry to wait for).
   Finish finish_of(Resident& s, std::uint8_t body, std::uint64_t iteration, std::uint16_t op, std::uint32_t lane) {
     const OpTemplate& t = shape_.body(body).ops[op];
-    if (is_memory_op(t)) {
-      const Finish* e = entry(s, body, iteration, op, memory_lane(t), false);
-      return e ? *e : kNotIssued;
-    }
-    if (lane >= kFirstGroupLane) {
-      const Finish* e = entry(s, body, iteration, op, lane, false);
+    if (is_memory_op(t) || lane >= kFirstGroupLane) {
+      const Finish* e = issued_entry(s, body, iteration, op, is_memory_op(t) ? memory_lane(t) : lane);
       return e ? *e : kNotIssued;
     }
     Finish latest{0, {}};  // a memory lane waits for every wave group
     for (std::uint32_t g = kFirstGroupLane; g < shape_.lanes; ++g) {
-      const Finish* e = entry(s, body, iteration, op, g, false);
-      if (!e || e->time == kUnknown) return kNotIssued;
+      const Finish* e = issued_entry(s, body, iteration, op, g);
+      if (!e) return kNotIssued;
       if (e->time > latest.time) latest = *e;
     }
     return latest;
@@ -377,15 +389,19 @@ class KernelRun {
   }
 
   void record(std::uint32_t slot, Resident& s, const TileOp& op, std::uint32_t lane, const Finish& finish, Tick now) {
-    if (op.op->pipe != Pipe::sync) {
-      *entry(s, op.body, op.iteration, op.index, lane, true) = finish;
-    } else {
-      for (std::uint32_t g = kFirstGroupLane; g < shape_.lanes; ++g) *entry(s, op.body, op.iteration, op.index, g, true) = finish;
+    // A waiting lane wakes when the entry it waits for is recorded (it cannot issue before).
+    const bool sync = op.op->pipe == Pipe::sync;
+    const std::size_t first = entry_index(op.body, op.iteration, op.index, sync ? kFirstGroupLane : lane);
+    const std::size_t last = sync ? first + shape_.groups - 1 : first;
+    for (std::size_t i = first; i <= last; ++i) {
+      *entry(s, op.body, op.iteration, op.index, static_cast<std::uint32_t>(i - first) + (sync ? kFirstGroupLane : lane),
+             true) = finish;
     }
     s.max_finish = std::max(s.max_finish, finish.time);
     for (std::uint32_t l = 0; l < shape_.lanes; ++l) {
-      if (s.lanes[l].waiting) {
-        s.lanes[l].waiting = false;
+      Lane& w = s.lanes[l];
+      if (w.waiting && w.awaited >= first && w.awaited <= last) {
+        w.waiting = false;
         wake(slot, l, now);
       }
     }
@@ -416,6 +432,7 @@ class KernelRun {
       FinishCause waited_on;
       if (!ready_time(s, op, l, ready, waited_on)) {
         lane.waiting = true;
+        lane.awaited = missing_;
         return;
       }
       if (ready > now) {
@@ -577,6 +594,7 @@ class KernelRun {
   std::vector<TrafficCounters> per_xcd_;
   std::vector<LineRequest> lines_;  // the memory operation being issued (no allocation once grown)
   std::vector<RowSpan> spans_;      // the same, in the approximate mode
+  std::size_t missing_ = 0;         // set by finish_of when an operation is not issued yet
   std::uint32_t xcds_ = 1, cus_per_xcd_ = 1, per_cu_ = 1;
   std::uint64_t active_ = 0;  // resident workgroups
   Tick control_start_ = 0, control_matrix_ = 0;

@@ -14,18 +14,37 @@ void EventQueue::schedule(Tick time, std::uint32_t priority, std::uint32_t targe
   if (priority >= (1u << 16) || next_sequence_ >= (std::uint64_t{1} << kSequenceBits)) {
     throw std::logic_error("event queue: priority or event count beyond its key");
   }
-  heap_.push_back(Entry{time, std::uint64_t{priority} << kSequenceBits | next_sequence_++, target, kind});
-  std::push_heap(heap_.begin(), heap_.end(), later);
+  const Entry e{time, std::uint64_t{priority} << kSequenceBits | next_sequence_++, target, kind};
+  if (time == now_ && priority == 0) {
+    now_fifo_.push_back(e);
+    return;
+  }
+  heap_.push_back(e);
+  std::push_heap(heap_.begin(), heap_.end(), Later{});
+}
+
+void EventQueue::take(const Entry& e, Event& out) {
+  out = Event{e.time, static_cast<std::uint32_t>(e.key >> kSequenceBits), e.key & ((std::uint64_t{1} << kSequenceBits) - 1),
+              e.target, e.kind};
+  now_ = out.time;
 }
 
 bool EventQueue::pop(Event& out) {
+  if (now_head_ < now_fifo_.size()) {
+    const bool heap_first = !heap_.empty() && heap_.front().time == now_ && (heap_.front().key >> kSequenceBits) == 0;
+    if (!heap_first) {
+      take(now_fifo_[now_head_++], out);
+      if (now_head_ == now_fifo_.size()) {
+        now_fifo_.clear();
+        now_head_ = 0;
+      }
+      return true;
+    }
+  }
   if (heap_.empty()) return false;
-  std::pop_heap(heap_.begin(), heap_.end(), later);
-  const Entry& e = heap_.back();
-  out = Event{e.time, static_cast<std::uint32_t>(e.key >> kSequenceBits), e.key & ((std::uint64_t{1} << kSequenceBits) - 1),
-              e.target, e.kind};
+  std::pop_heap(heap_.begin(), heap_.end(), Later{});
+  take(heap_.back(), out);
   heap_.pop_back();
-  now_ = out.time;
   return true;
 }
 

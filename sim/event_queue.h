@@ -17,15 +17,17 @@ struct Event {
   std::uint32_t kind = 0;
 };
 
-// A min-heap of events. Contract: pop() returns events in strictly increasing (time, priority,
-// sequence) order; an event may not be scheduled before the current time; no allocation once
-// the heap has grown to its working size. Not thread-safe: one queue per simulation.
+// A min-heap of future events and a FIFO of priority-0 events scheduled at the current time (most
+// wake-ups: they need no heap sift). Contract: pop() returns events in strictly increasing (time,
+// priority, sequence) order; an event may not be scheduled before the current time; no allocation
+// once the heap and FIFO have grown to their working size. Not thread-safe: one queue per
+// simulation.
 class EventQueue {
  public:
   // Contract: priority < 2^16 and fewer than 2^48 events scheduled in the queue's life.
   void schedule(Tick time, std::uint32_t priority, std::uint32_t target, std::uint32_t kind);
-  bool empty() const { return heap_.empty(); }
-  std::size_t size() const { return heap_.size(); }
+  bool empty() const { return heap_.empty() && now_head_ == now_fifo_.size(); }
+  std::size_t size() const { return heap_.size() + now_fifo_.size() - now_head_; }
   // Removes the earliest event into `out` and advances now() to its time.
   bool pop(Event& out);
   Tick now() const { return now_; }
@@ -38,9 +40,16 @@ class EventQueue {
     std::uint64_t key;  // priority << 48 | sequence
     std::uint32_t target, kind;
   };
-  static bool later(const Entry& a, const Entry& b) { return a.time != b.time ? a.time > b.time : a.key > b.key; }
+  struct Later {
+    bool operator()(const Entry& a, const Entry& b) const { return a.time != b.time ? a.time > b.time : a.key > b.key; }
+  };
   static constexpr int kSequenceBits = 48;
+  void take(const Entry& e, Event& out);
   std::vector<Entry> heap_;
+  // Priority-0 events at now_, in sequence order. They were scheduled after now_ was reached, so
+  // they follow the heap's priority-0 events at now_ and precede its higher priorities.
+  std::vector<Entry> now_fifo_;
+  std::size_t now_head_ = 0;
   Tick now_ = 0;
   std::uint64_t next_sequence_ = 0;
 };

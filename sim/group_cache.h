@@ -7,6 +7,15 @@
 
 namespace attnsim::sim {
 
+// The number of units set in a mask (a portable bit count that inlines; the builtin becomes a
+// library call on the x86-64 baseline, which lacks the instruction).
+inline std::uint64_t count_units(std::uint64_t x) {
+  x -= (x >> 1) & 0x5555555555555555ull;
+  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+  return (x * 0x0101010101010101ull) >> 56;
+}
+
 // Where a group's 64 B units lie: unit u is at key + (u / units_per_row) * stride + (u % units_per_row) * 64.
 struct GroupShape {
   std::uint64_t stride = 0;         // bytes between the group's rows
@@ -73,7 +82,7 @@ void GroupCache::evict_lru(std::uint32_t keep, OnEvict&& on_evict) {
   if (g == kNone) return;
   Group& v = groups_[g];
   if (v.dirty) on_evict(v.key, v.shape, v.dirty);
-  used_units_ -= static_cast<std::uint64_t>(__builtin_popcountll(v.valid));
+  used_units_ -= count_units(v.valid);
   unlink(g);
   erase_slot(v.key);
   v.valid = v.dirty = 0;
@@ -98,7 +107,7 @@ std::uint64_t GroupCache::access(std::uint64_t key, const GroupShape& shape, std
   const std::uint64_t added = fill & ~e.valid;
   e.valid |= fill;
   e.dirty |= dirty & e.valid;
-  used_units_ += static_cast<std::uint64_t>(__builtin_popcountll(added));
+  used_units_ += count_units(added);
   while (used_units_ > capacity_units_ && count_ > 1) evict_lru(g, on_evict);
   return hits;
 }

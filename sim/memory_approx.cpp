@@ -53,21 +53,20 @@ BatchTiming MemoryPath::read_spans(std::uint32_t xcd, const RowSpan* spans, std:
       const std::uint64_t request = whole_lines(units);
       const std::uint64_t hits = l2.access(key, shape, request, request, 0, on_evict);
       // The L2: every line a request, hit or miss; the misses' sectors go beyond.
+      const auto lines = count_units(line_starts(request));
+      const auto hit_lines = count_units(line_starts(request & hits));
+      c.tcc_req += lines;
+      c.tcc_hit += hit_lines;
+      c.tcc_miss += lines - hit_lines;
+      latency_sum += static_cast<Tick>(hit_lines) * hit_latency;
       std::uint64_t fetch = 0;
       for_each_line(key, shape, request, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t first) {
         const LineRange r = line_range(key, line, lo, hi);
         const std::uint32_t ch = l2_channel(inst, line);
         c.requested_read_bytes += r.hi - r.lo;
-        ++c.tcc_req;
         l2_demand_.add(ch, r.hi - r.lo);
-        if (hits & line_units) {
-          ++c.tcc_hit;
-          latency_sum += hit_latency;
-          return;
-        }
-        ++c.tcc_miss;
+        if (hits & line_units) return;
         const SectorRequest f = sector_request(r.lo, r.hi, c);
-        fetched = true;
         link_demand_.add(ch, f.size);
         if (mall_groups_) {
           fetch |= fetched_units(first, f.offset, f.size);
@@ -75,22 +74,27 @@ BatchTiming MemoryPath::read_spans(std::uint32_t xcd, const RowSpan* spans, std:
           return;
         }
         // No memory-side cache: the request goes to HBM as it is.
-        from_hbm = true;
         latency_sum += hit_latency + hbm_latency_;
         c.hbm_read_bytes += f.size;
         hbm_demand_.add(hbm_channel(line + f.offset), f.size);
       });
+      if (hit_lines < lines) {
+        fetched = true;
+        from_hbm = from_hbm || !mall_groups_;
+      }
       if (!fetch) return;
-      // The memory side: the fetched units hit or miss the MALL (which allocates them).
+      // The memory side: the fetched units hit or miss the MALL (which allocates them); each
+      // fetched line's round trip reaches the MALL, and HBM for the lines with a missed unit.
       const std::uint64_t mall_hits = mall_group_access(key, shape, fetch, fetch);
       const std::uint64_t missed = fetch & ~mall_hits;
-      c.mall_read_hits += static_cast<std::uint64_t>(__builtin_popcountll(mall_hits));
-      c.mall_read_misses += static_cast<std::uint64_t>(__builtin_popcountll(missed));
-      for_each_line(key, shape, fetch, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t) {
-        const auto hbm = static_cast<std::uint32_t>(64 * __builtin_popcountll(line_units & missed));
-        latency_sum += hit_latency + mall_latency_ + (hbm ? hbm_latency_ : 0);
-        if (!hbm) return;
-        from_hbm = true;
+      c.mall_read_hits += count_units(mall_hits);
+      c.mall_read_misses += count_units(missed);
+      const auto fetched_lines = count_units(line_starts(fetch));
+      const auto hbm_lines = count_units(line_starts(missed));
+      latency_sum += static_cast<Tick>(fetched_lines) * (hit_latency + mall_latency_) + static_cast<Tick>(hbm_lines) * hbm_latency_;
+      if (missed) from_hbm = true;
+      for_each_line(key, shape, missed, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t) {
+        const auto hbm = 64 * count_units(line_units);
         c.hbm_read_bytes += hbm;
         hbm_demand_.add(hbm_channel(line), hbm);
       });
@@ -135,29 +139,28 @@ BatchTiming MemoryPath::atomic_spans(std::uint32_t xcd, const RowSpan* spans, st
       // Performed at the memory side per 64 B chunk: each chunk read through the MALL (which
       // allocates it) and the sum written to HBM; the L2 passes them as misses.
       const std::uint64_t mall_hits = mall_group_access(key, shape, units, units);
-      c.mall_read_hits += static_cast<std::uint64_t>(__builtin_popcountll(mall_hits));
-      if (mall_groups_) c.mall_read_misses += static_cast<std::uint64_t>(__builtin_popcountll(units & ~mall_hits));
-      for_each_line(key, shape, units, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t first) {
+      const std::uint64_t missed = units & ~mall_hits;
+      const auto chunks = count_units(units);
+      const auto lines = count_units(line_starts(units));
+      c.mall_read_hits += count_units(mall_hits);
+      if (mall_groups_) c.mall_read_misses += count_units(missed);
+      c.tcc_req += lines;
+      c.tcc_miss += lines;
+      c.ea_wrreq += chunks;  // each 64 B chunk a write request toward the fabric, its sum written to HBM
+      c.ea_wrreq_64b += chunks;
+      c.hbm_write_bytes += 64 * chunks;
+      c.hbm_read_bytes += 64 * count_units(missed);
+      for_each_line(key, shape, units, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t) {
         const LineRange r = line_range(key, line, lo, hi);
         const std::uint32_t ch = l2_channel(inst, line);
         c.atomic_bytes += r.hi - r.lo;
-        ++c.tcc_req;
-        ++c.tcc_miss;
         l2_demand_.add(ch, r.hi - r.lo);
         // Both chunks of a line lie in one interleave chunk of the memory side: one MALL and HBM channel.
-        const std::uint32_t mall_ch = has_mall_ ? mall_channel(line) : 0, hbm_ch = hbm_channel(line);
-        for (std::uint32_t k = 0; k < 2; ++k) {
-          const std::uint64_t unit = std::uint64_t{1} << (first + k);
-          if (!(line_units & unit)) continue;
-          const std::uint32_t hbm_read = (mall_hits & unit) ? 0 : 64;
-          ++c.ea_wrreq;
-          ++c.ea_wrreq_64b;
-          c.hbm_write_bytes += 64;
-          c.hbm_read_bytes += hbm_read;
-          link_demand_.add(ch, 64);
-          if (has_mall_) mall_demand_.add(mall_ch, 64);
-          hbm_demand_.add(hbm_ch, hbm_read + 64);
-        }
+        const auto written = static_cast<std::uint32_t>(64 * count_units(line_units));
+        const auto read = static_cast<std::uint32_t>(64 * count_units(line_units & missed));
+        link_demand_.add(ch, written);
+        if (has_mall_) mall_demand_.add(mall_channel(line), written);
+        hbm_demand_.add(hbm_channel(line), read + written);
       });
     });
   }
