@@ -1,6 +1,7 @@
 #include "sim/engine.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -70,6 +71,7 @@ struct KernelShape {
   std::uint32_t ring = 1;               // loop iterations whose finish times are kept (a power of two)
   std::uint32_t lookahead = 1;          // a loop memory op waits for the loop's last op this many iterations back
   std::size_t pro_offset = 0, epi_offset = 0, loop_offset = 0, loop_stride = 0, table_size = 0;
+  std::array<workloads::OpFilter, 3> filters;  // the operations the load, store and wave-group lanes issue
   const CompiledBody& body(std::uint8_t b) const { return b == 0 ? kp->prologue : (b == 1 ? kp->body : kp->epilogue); }
   std::uint32_t waves_in_group(std::uint32_t g, std::uint32_t simds) const {
     return std::min(simds, kp->waves - g * simds);
@@ -128,6 +130,14 @@ class KernelRun {
     shape_.loop_offset = shape_.epi_offset + kp.epilogue.ops.size() * lanes;
     shape_.loop_stride = kp.body.ops.size() * lanes;
     shape_.table_size = shape_.loop_offset + shape_.ring * shape_.loop_stride;
+    for (std::uint8_t b = 0; b < 3; ++b) {
+      const CompiledBody& body = shape_.body(b);
+      for (std::uint16_t i = 0; i < body.ops.size(); ++i) {
+        for (std::uint32_t l = 0; l <= kFirstGroupLane; ++l) {
+          if (issues(l, body.ops[i])) shape_.filters[l].ops[b].push_back(i);
+        }
+      }
+    }
     pipes_ = PipeCosts(gpu, mfma_, engine_);
   }
 
@@ -250,7 +260,7 @@ class KernelRun {
       std::fill(s.ring.begin(), s.ring.end(), -1);
       for (std::uint32_t l = 0; l < shape_.lanes; ++l) {
         Lane& lane = s.lanes[l];
-        lane.cursor.emplace(*shape_.pp, kp, wg);
+        lane.cursor.emplace(*shape_.pp, kp, wg, &shape_.filters[std::min(l, kFirstGroupLane)]);
         lane.has_pending = lane.exhausted = lane.waiting = lane.at_phase = false;
         wake(slot, l, now);
       }

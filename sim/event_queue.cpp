@@ -19,8 +19,38 @@ void EventQueue::schedule(Tick time, std::uint32_t priority, std::uint32_t targe
     now_fifo_.push_back(e);
     return;
   }
+  // Sift up a hole from the new leaf (a 4-ary heap: half the levels of a binary one).
+  std::size_t i = heap_.size();
   heap_.push_back(e);
-  std::push_heap(heap_.begin(), heap_.end(), Later{});
+  while (i > 0) {
+    const std::size_t parent = (i - 1) / 4;
+    if (!Later{}(heap_[parent], e)) break;
+    heap_[i] = heap_[parent];
+    i = parent;
+  }
+  heap_[i] = e;
+}
+
+void EventQueue::pop_heap_top() {
+  const Entry last = heap_.back();
+  heap_.pop_back();
+  const std::size_t n = heap_.size();
+  if (n == 0) return;
+  // Sift the last entry down from the root's hole.
+  std::size_t i = 0;
+  for (;;) {
+    const std::size_t first = 4 * i + 1;
+    if (first >= n) break;
+    std::size_t best = first;
+    const std::size_t end = std::min(first + 4, n);
+    for (std::size_t c = first + 1; c < end; ++c) {
+      if (Later{}(heap_[best], heap_[c])) best = c;
+    }
+    if (!Later{}(last, heap_[best])) break;
+    heap_[i] = heap_[best];
+    i = best;
+  }
+  heap_[i] = last;
 }
 
 void EventQueue::take(const Entry& e, Event& out) {
@@ -42,9 +72,8 @@ bool EventQueue::pop(Event& out) {
     }
   }
   if (heap_.empty()) return false;
-  std::pop_heap(heap_.begin(), heap_.end(), Later{});
-  take(heap_.back(), out);
-  heap_.pop_back();
+  take(heap_.front(), out);
+  pop_heap_top();
   return true;
 }
 

@@ -175,6 +175,40 @@ TEST_CASE("a finished workgroup cursor stays finished") {
   CHECK_FALSE(cur.next(op));
 }
 
+TEST_CASE("a filtered workgroup cursor yields the listed operations of the unfiltered one in order") {
+  Problem p = d128(1280);
+  p.causal = true;
+  const auto pp = test::build(p, "aiter-v3", Direction::bwd);
+  const auto& kp = pp.kernels[2];  // the main backward kernel: loop iterations, causal masking
+  // Keep the memory operations only; the epilogue keeps none (it must be skipped whole).
+  workloads::OpFilter filter;
+  for (std::uint8_t b = 0; b < 2; ++b) {
+    const auto& body = b == 0 ? kp.prologue : kp.body;
+    for (std::uint16_t i = 0; i < body.ops.size(); ++i) {
+      if (body.ops[i].pipe == workloads::Pipe::memory) filter.ops[b].push_back(i);
+    }
+  }
+  REQUIRE_FALSE(filter.ops[1].empty());
+  for (std::uint64_t wg : {std::uint64_t{0}, kp.workgroups() - 1}) {
+    WorkgroupCursor all(pp, kp, wg), some(pp, kp, wg, &filter);
+    TileOp a, f;
+    std::uint64_t kept = 0;
+    while (all.next(a)) {
+      if (a.body == 2 || a.op->pipe != workloads::Pipe::memory) continue;
+      REQUIRE(some.next(f));
+      CHECK(f.op == a.op);
+      CHECK(f.index == a.index);
+      CHECK(f.body == a.body);
+      CHECK(f.iteration == a.iteration);
+      CHECK(f.pass == a.pass);
+      CHECK(f.masked == a.masked);
+      ++kept;
+    }
+    CHECK(kept > 0);
+    CHECK_FALSE(some.next(f));
+  }
+}
+
 TEST_CASE("instruction densities are overridable and marked as such") {
   const KernelSchedule k = parse_kernel_spec("aiter-v3,fwd.loop.valu_per_score_lane=5.5,bwd.loop.barriers=3");
   CHECK(k.fwd.loop.valu_per_score_lane == 5.5);

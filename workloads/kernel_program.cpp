@@ -445,8 +445,9 @@ bool iteration_masked(const KernelProgram& kp, const Pass& pass, std::uint64_t i
   return m != TileMask::full;
 }
 
-WorkgroupCursor::WorkgroupCursor(const PassPrograms& pp, const KernelProgram& kp, std::uint64_t wg)
-    : pp_(pp), kp_(kp), wg_(wg), npasses_(kp.passes(wg)) {}
+WorkgroupCursor::WorkgroupCursor(const PassPrograms& pp, const KernelProgram& kp, std::uint64_t wg,
+                                 const OpFilter* filter)
+    : pp_(pp), kp_(kp), wg_(wg), npasses_(kp.passes(wg)), filter_(filter) {}
 
 bool WorkgroupCursor::start_pass() {
   if (pass_index_ >= npasses_) return false;
@@ -469,15 +470,17 @@ bool WorkgroupCursor::next(TileOp& out) {
   for (;;) {
     const CompiledBody& b = body_ == 0 ? kp_.prologue : body_ == 1 ? kp_.body : kp_.epilogue;
     const std::uint64_t reps = body_ == 1 ? pass_.iterations() : 1;
-    if (op_ < b.ops.size() && iteration_ < reps) {
+    const std::size_t size = filter_ ? filter_->ops[body_].size() : b.ops.size();
+    if (op_ < size && iteration_ < reps) {
       if (body_ == 1 && op_ == 0) masked_ = iteration_masked(kp_, pass_, iteration_);
-      out.op = &b.ops[op_];
-      out.index = op_;
+      const std::uint16_t index = filter_ ? filter_->ops[body_][op_] : op_;
+      out.op = &b.ops[index];
+      out.index = index;
       out.body = body_;
       out.masked = body_ == 1 && masked_;
       out.pass = pass_index_;
       out.iteration = iteration_;
-      if (++op_ == b.ops.size()) {
+      if (++op_ == size) {
         op_ = 0;
         ++iteration_;
       }

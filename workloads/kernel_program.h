@@ -2,6 +2,7 @@
 // each kernel's prologue, loop body and epilogue as compiled dependence graphs with their costs.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -118,10 +119,19 @@ struct TileOp {
   std::uint64_t iteration = 0;
 };
 
+// The operations of each body (prologue, loop body, epilogue) one reader of a cursor wants: their
+// indices in the body, in ascending order.
+struct OpFilter {
+  std::array<std::vector<std::uint16_t>, 3> ops;
+};
+
 // Streams one workgroup's tile operations in program order, pass by pass, without storing them.
 class WorkgroupCursor {
  public:
-  WorkgroupCursor(const PassPrograms& pp, const KernelProgram& kp, std::uint64_t wg);
+  // Contract: with a filter, yields exactly the operations the unfiltered cursor yields whose index
+  // the filter lists for their body (a body with none listed is skipped, however many
+  // iterations it has). The filter must outlive the cursor.
+  WorkgroupCursor(const PassPrograms& pp, const KernelProgram& kp, std::uint64_t wg, const OpFilter* filter = nullptr);
   // Contract: fills `out` and returns true while operations remain; once it has returned false it
   // keeps returning false.
   bool next(TileOp& out);
@@ -135,7 +145,8 @@ class WorkgroupCursor {
   std::uint32_t npasses_, pass_index_ = 0;
   Pass pass_;
   std::uint8_t body_ = 0;
-  std::uint16_t op_ = 0;
+  const OpFilter* filter_;
+  std::uint16_t op_ = 0;  // the position in the body (in the filter's list with a filter)
   std::uint64_t iteration_ = 0;
   bool masked_ = false;
   bool started_ = false;
