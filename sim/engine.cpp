@@ -71,6 +71,9 @@ struct KernelShape {
   std::uint32_t ring = 1;               // loop iterations whose finish times are kept (a power of two)
   std::uint32_t lookahead = 1;          // a loop memory op waits for the loop's last op this many iterations back
   std::size_t pro_offset = 0, epi_offset = 0, loop_offset = 0, loop_stride = 0, table_size = 0;
+  // The first finish-table entry of each op within its body's block: a memory op has one entry
+  // (its lane's), a compute or sync op one per wave group.
+  std::array<std::vector<std::uint32_t>, 3> op_entry;
   std::array<workloads::OpFilter, 3> filters;  // the operations the load, store and wave-group lanes issue
   const CompiledBody& body(std::uint8_t b) const { return b == 0 ? kp->prologue : (b == 1 ? kp->body : kp->epilogue); }
   std::uint32_t waves_in_group(std::uint32_t g, std::uint32_t simds) const {
@@ -124,11 +127,17 @@ class KernelRun {
     for (const auto& c : kp.body.carried) carried = std::max<std::uint32_t>(carried, c.distance);
     shape_.lookahead = carried;
     shape_.ring = std::bit_ceil(2 * carried + 2);
-    const std::size_t lanes = shape_.lanes;
+    std::array<std::size_t, 3> widths{};
+    for (std::uint8_t b = 0; b < 3; ++b) {
+      for (const OpTemplate& t : shape_.body(b).ops) {
+        shape_.op_entry[b].push_back(static_cast<std::uint32_t>(widths[b]));
+        widths[b] += is_memory_op(t) ? 1 : shape_.groups;
+      }
+    }
     shape_.pro_offset = 0;
-    shape_.epi_offset = kp.prologue.ops.size() * lanes;
-    shape_.loop_offset = shape_.epi_offset + kp.epilogue.ops.size() * lanes;
-    shape_.loop_stride = kp.body.ops.size() * lanes;
+    shape_.epi_offset = widths[0];
+    shape_.loop_offset = shape_.epi_offset + widths[2];
+    shape_.loop_stride = widths[1];
     shape_.table_size = shape_.loop_offset + shape_.ring * shape_.loop_stride;
     for (std::uint8_t b = 0; b < 3; ++b) {
       const CompiledBody& body = shape_.body(b);
@@ -317,7 +326,7 @@ class KernelRun {
     const std::size_t base = body == 0   ? shape_.pro_offset
                              : body == 2 ? shape_.epi_offset
                                          : shape_.loop_offset + (iteration & (shape_.ring - 1)) * shape_.loop_stride;
-    return base + static_cast<std::size_t>(op) * shape_.lanes + lane;
+    return base + shape_.op_entry[body][op] + (lane >= kFirstGroupLane ? lane - kFirstGroupLane : 0);
   }
 
   Finish* entry(Resident& s, std::uint8_t body, std::uint64_t iteration, std::uint16_t op, std::uint32_t lane,

@@ -19,11 +19,13 @@ void EventQueue::schedule(Tick time, std::uint32_t priority, std::uint32_t targe
     now_fifo_.push_back(e);
     return;
   }
-  // Sift up a hole from the new leaf (a 4-ary heap: half the levels of a binary one).
-  std::size_t i = heap_.size();
   heap_.push_back(e);
+  sift_up(heap_.size() - 1, e);
+}
+
+void EventQueue::sift_up(std::size_t i, const Entry& e) {
   while (i > 0) {
-    const std::size_t parent = (i - 1) / 4;
+    const std::size_t parent = (i - 1) / 2;
     if (!Later{}(heap_[parent], e)) break;
     heap_[i] = heap_[parent];
     i = parent;
@@ -36,21 +38,15 @@ void EventQueue::pop_heap_top() {
   heap_.pop_back();
   const std::size_t n = heap_.size();
   if (n == 0) return;
-  // Sift the last entry down from the root's hole.
+  // Bottom-up: move the earlier child into the root's hole down to a leaf (one unpredictable
+  // comparison per level, made without a branch), then sift the last entry up from there.
   std::size_t i = 0;
-  for (;;) {
-    const std::size_t first = 4 * i + 1;
-    if (first >= n) break;
-    std::size_t best = first;
-    const std::size_t end = std::min(first + 4, n);
-    for (std::size_t c = first + 1; c < end; ++c) {
-      if (Later{}(heap_[best], heap_[c])) best = c;
-    }
-    if (!Later{}(last, heap_[best])) break;
-    heap_[i] = heap_[best];
-    i = best;
+  for (std::size_t c = 1; c < n; c = 2 * i + 1) {
+    if (c + 1 < n) c += static_cast<std::size_t>(Later{}(heap_[c], heap_[c + 1]));
+    heap_[i] = heap_[c];
+    i = c;
   }
-  heap_[i] = last;
+  sift_up(i, last);
 }
 
 void EventQueue::take(const Entry& e, Event& out) {

@@ -17,7 +17,7 @@ struct Event {
   std::uint32_t kind = 0;
 };
 
-// A 4-ary min-heap of future events and a FIFO of priority-0 events scheduled at the current time (most
+// A binary min-heap of future events and a FIFO of priority-0 events scheduled at the current time (most
 // wake-ups: they need no heap sift). Contract: pop() returns events in strictly increasing (time,
 // priority, sequence) order; an event may not be scheduled before the current time; no allocation
 // once the heap and FIFO have grown to their working size. Not thread-safe: one queue per
@@ -41,11 +41,14 @@ class EventQueue {
     std::uint32_t target, kind;
   };
   struct Later {
-    bool operator()(const Entry& a, const Entry& b) const { return a.time != b.time ? a.time > b.time : a.key > b.key; }
+    bool operator()(const Entry& a, const Entry& b) const {
+      return (a.time > b.time) | ((a.time == b.time) & (a.key > b.key));  // no branch
+    }
   };
   static constexpr int kSequenceBits = 48;
   void take(const Entry& e, Event& out);
   void pop_heap_top();  // removes heap_.front()
+  void sift_up(std::size_t hole, const Entry& e);  // places e at or above the hole
   std::vector<Entry> heap_;
   // Priority-0 events at now_, in sequence order. They were scheduled after now_ was reached, so
   // they follow the heap's priority-0 events at now_ and precede its higher priorities.

@@ -230,11 +230,18 @@ inline std::uint64_t line_starts(std::uint64_t units) { return (units | (units >
 template <class F>
 void MemoryPath::for_each_line(std::uint64_t key, const GroupShape& shape, std::uint64_t units, F&& f) {
   std::uint64_t lines = line_starts(units);  // rows hold whole lines
-  while (lines) {
-    const auto u = static_cast<std::uint32_t>(__builtin_ctzll(lines));
-    lines &= lines - 1;
-    const std::uint64_t address = key + (u / shape.units_per_row) * shape.stride + (u % shape.units_per_row) * 64;
-    f(address, units & (std::uint64_t{3} << u), u);
+  // Row by row (no division per line): row r holds units [r per_row, (r + 1) per_row).
+  const std::uint32_t per_row = shape.units_per_row;
+  const std::uint64_t row_mask = per_row == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << per_row) - 1;
+  std::uint64_t row_key = key;
+  for (std::uint32_t first = 0; lines; first += per_row, row_key += shape.stride) {
+    std::uint64_t in_row = lines & (row_mask << first);
+    lines &= ~in_row;
+    while (in_row) {
+      const auto u = static_cast<std::uint32_t>(__builtin_ctzll(in_row));
+      in_row &= in_row - 1;
+      f(row_key + (u - first) * std::uint64_t{64}, units & (std::uint64_t{3} << u), u);
+    }
   }
 }
 
