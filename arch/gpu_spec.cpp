@@ -22,5 +22,6 @@ std::string_view to_string(Vendor v) { return v == Vendor::amd ? "amd" : "nvidia
 std::string_view to_string(L2Scope s) { return s == L2Scope::per_xcd ? "per_xcd" : "shared"; }
 std::string_view to_string(WritePolicy p) { return p == WritePolicy::write_back ? "write_back" : "write_through"; }
 std::string_view to_string(DispatchOrder) { return "round_robin"; }
+std::string_view to_string(SetIndex i) { return i == SetIndex::modulo ? "modulo" : "hashed"; }
 
 }  // namespace attnsim::arch

@@ -29,6 +29,11 @@ std::string_view to_string(L2Scope s);
 enum class WritePolicy { write_back, write_through };
 std::string_view to_string(WritePolicy p);
 
+// How a cache finds a line's set: `modulo` (line mod sets) or `hashed` (displaced by a hash of the
+// address bits above the index, as GPUs spread power-of-two strides; docs/model.md).
+enum class SetIndex { modulo, hashed };
+std::string_view to_string(SetIndex i);
+
 // How workgroup ids are spread over the XCDs of a partition; round_robin: WG i -> XCD i mod n.
 enum class DispatchOrder { round_robin };
 std::string_view to_string(DispatchOrder o);
@@ -125,6 +130,7 @@ struct L2Spec : CacheSpec {
   Cycles latency;                  // added latency of an L2 hit beyond an L1 miss
   std::uint32_t writeback_queue = 0;  // dirty lines per channel that may wait to be written back
   WritePolicy write_policy = WritePolicy::write_back;
+  SetIndex set_index = SetIndex::hashed;
 };
 
 // The link from an L2 to the fabric.
@@ -138,6 +144,7 @@ struct MallSpec : CacheSpec {
   std::uint32_t channels = 0;
   BytesPerClock bandwidth;  // per channel, fabric clock
   Picoseconds latency;      // added latency of a MALL hit beyond an L2 miss
+  SetIndex set_index = SetIndex::hashed;
 };
 
 // High-bandwidth memory.

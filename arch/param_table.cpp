@@ -121,6 +121,9 @@ template <> struct choices<L2Scope> {
 template <> struct choices<WritePolicy> {
   static constexpr std::array values{WritePolicy::write_back, WritePolicy::write_through};
 };
+template <> struct choices<SetIndex> {
+  static constexpr std::array values{SetIndex::modulo, SetIndex::hashed};
+};
 template <> struct choices<DispatchOrder> {
   static constexpr std::array values{DispatchOrder::round_robin};
 };
@@ -414,6 +417,8 @@ std::vector<ParamDecl> build_table() {
   t.push_back(count("l2.writeback_queue", ATTNSIM_FIELD(l2.writeback_queue), 1, 65536,
                     "dirty lines per L2 channel that may wait to be written back before a request stalls"));
   t.push_back(choice("l2.write_policy", ATTNSIM_FIELD(l2.write_policy), "L2 write policy"));
+  t.push_back(choice("l2.set_index", ATTNSIM_FIELD(l2.set_index),
+                     "L2 set index: line mod sets, or hashed with the address bits above it"));
 
   t.push_back(quantity("fabric.l2_link_bandwidth", ATTNSIM_FIELD(fabric.l2_link_bandwidth), 1, 65536,
                        "bytes per clock from one L2 channel to the fabric"));
@@ -430,6 +435,8 @@ std::vector<ParamDecl> build_table() {
                 "bytes per fabric clock per memory-side cache channel"));
   mall(quantity("mall.latency", ATTNSIM_FIELD(mall.latency), 1, 100 * kUs,
                 "added latency of a memory-side cache hit over an L2 miss"));
+  mall(choice("mall.set_index", ATTNSIM_FIELD(mall.set_index),
+              "memory-side cache set index: line mod sets, or hashed with the address bits above it"));
 
   t.push_back(count("hbm.stacks", ATTNSIM_FIELD(hbm.stacks), 1, 64, "HBM stacks"));
   t.push_back(count("hbm.channels", ATTNSIM_FIELD(hbm.channels), 1, 4096, "independent HBM channels in all stacks"));

@@ -7,8 +7,8 @@
 namespace attnsim::sim {
 
 SetAssocCache::SetAssocCache(std::uint64_t size_bytes, std::uint32_t ways, std::uint32_t line_bytes, WritePolicy policy,
-                             std::uint32_t granule_lines)
-    : ways_(ways), line_bytes_(line_bytes), granule_lines_(granule_lines), policy_(policy) {
+                             std::uint32_t granule_lines, SetIndex index, std::uint32_t displacement_lines)
+    : ways_(ways), line_bytes_(line_bytes), granule_lines_(granule_lines), hashed_(index == SetIndex::hashed), policy_(policy) {
   if (ways == 0 || line_bytes == 0 || (line_bytes & (line_bytes - 1)) != 0 || size_bytes % (std::uint64_t{ways} * line_bytes) != 0 ||
       size_bytes == 0) {
     throw std::invalid_argument("cache geometry: size must be a positive multiple of ways x line, line a power of two");
@@ -17,6 +17,12 @@ SetAssocCache::SetAssocCache(std::uint64_t size_bytes, std::uint32_t ways, std::
   if (granule_lines == 0 || (granule_lines & (granule_lines - 1)) != 0 || sets_ % granule_lines != 0) {
     throw std::invalid_argument("cache granule: a power of two of lines that divides the sets");
   }
+  const std::uint32_t step = displacement_lines ? displacement_lines : granule_lines;
+  if ((step & (step - 1)) != 0 || step % granule_lines != 0 || sets_ % step != 0) {
+    throw std::invalid_argument("cache displacement: a power of two of lines, a multiple of the granule, dividing the sets");
+  }
+  displacement_div_ = Divisor(sets_ / step);
+  displacement_unit_ = step / granule_lines;
   sets_ /= granule_lines;
   set_div_ = Divisor(sets_);
   line_shift_ = 0;
@@ -35,6 +41,7 @@ void SetAssocCache::split() {
   state_.swap(lines);
   sets_ *= g;
   set_div_ = Divisor(sets_);
+  displacement_unit_ *= g;  // line set = g x granule set + j: the same displacement, in line sets
   while ((1u << line_shift_) > line_bytes_) --line_shift_;
   granule_lines_ = 1;
 }
@@ -48,7 +55,7 @@ std::uint64_t SetAssocCache::state_bytes() const { return state_.size() * sizeof
 
 bool SetAssocCache::contains(std::uint64_t address) const {
   const std::uint64_t line = address >> line_shift_;
-  const std::uint64_t set = set_div_.mod(line);
+  const std::uint64_t set = set_of(line);
   const auto tag = static_cast<std::uint32_t>(set_div_.div(line));
   const std::uint32_t* tags = set_tags(set);
   for (std::uint32_t i = 0; i < ways_; ++i) {

@@ -17,6 +17,12 @@ enum class WritePolicy : std::uint8_t {
   write_through,  // writes go to the next level; a present line is updated, a missing one not allocated
 };
 
+// How a line's set is found.
+enum class SetIndex : std::uint8_t {
+  modulo,  // line mod sets
+  hashed,  // line mod sets, displaced by a hash of the tag (the bits above the index)
+};
+
 // A contiguous byte range to probe.
 struct Run {
   std::uint64_t address = 0;
@@ -31,11 +37,17 @@ struct ProbeResult {
 };
 
 // One cache instance (an L2 of one XCD, the MALL, an L1). Lines are identified by
-// address / line_bytes; a line maps to set (line mod sets). A miss allocates immediately, so a
-// later request to the same line hits even while the fill is in flight (the hardware's hit-on-miss).
+// address / line_bytes, with tag line / sets and index line mod sets. SetIndex::modulo maps a line
+// to set index; SetIndex::hashed to (index + d(tag)) mod sets, a displacement by the tag times a
+// large prime (prime displacement: Kharbutli et al., HPCA 2004), so that lines a power of two of
+// sets apart spread over the sets as a hardware index hash spreads them, where plain modulo would
+// pile them into one set. For a fixed tag either map is a rotation, so a set and a tag still name
+// exactly one line. A miss allocates immediately, so a later request to the same line hits even
+// while the fill is in flight (the hardware's hit-on-miss).
 //
 // Granules: a cache built with granule_lines = g > 1 keeps one tag entry per aligned group of g
-// lines, in sets / g sets. Lines g k .. g k + g - 1 fall in consecutive sets with the same tag, so
+// lines, in sets / g sets. Lines g k .. g k + g - 1 fall in consecutive sets with the same tag (the
+// hashed index displaces by multiples of g, computed on the granule sets), so
 // as long as every access covers whole granules, each such set sees the same sequence of granule
 // tags and holds the same state: one entry stands exactly for g. The caller probes whole granules
 // while granular() and calls split() before the first access that does not cover whole granules;
@@ -44,8 +56,11 @@ struct ProbeResult {
 // allocation after construction, except once in split().
 class SetAssocCache {
  public:
+  // `displacement_lines`: the hashed index displaces by multiples of this many lines (0: the
+  // granule); a line cache equals a granular one of granule g only if both displace by multiples
+  // of g.
   SetAssocCache(std::uint64_t size_bytes, std::uint32_t ways, std::uint32_t line_bytes, WritePolicy policy,
-                std::uint32_t granule_lines = 1);
+                std::uint32_t granule_lines = 1, SetIndex index = SetIndex::modulo, std::uint32_t displacement_lines = 0);
 
   // Whether entries stand for granules; the bytes a probe covers (the line, or the granule).
   bool granular() const { return granule_lines_ > 1; }
@@ -78,12 +93,21 @@ class SetAssocCache {
 
   // Fetches the tag set of `address` into the host's cache (a hint; no effect on results).
   void prefetch(std::uint64_t address) const {
-    const std::uint32_t* set = &state_[set_div_.mod(address >> line_shift_) * 2 * ways_];
+    const std::uint32_t* set = &state_[set_of(address >> line_shift_) * 2 * ways_];
     prefetch_host_line(set);
     if (ways_ >= 16) prefetch_host_line(set + 16);  // the stamps, in the next 64 B host line
   }
   std::uint32_t line_bytes() const { return line_bytes_; }
   std::uint64_t sets() const { return sets_; }
+  // The set of a line (of the unit an entry stands for), and back: the line a tag names in a set.
+  std::uint64_t set_of(std::uint64_t line) const {
+    const std::uint64_t s = set_div_.mod(line) + displacement(static_cast<std::uint32_t>(set_div_.div(line)));
+    return s >= sets_ ? s - sets_ : s;
+  }
+  std::uint64_t line_of(std::uint32_t tag, std::uint64_t set) const {
+    const std::uint64_t d = displacement(tag);
+    return static_cast<std::uint64_t>(tag) * sets_ + (set >= d ? set - d : set + sets_ - d);
+  }
   std::uint32_t ways() const { return ways_; }
   std::uint64_t state_bytes() const;  // memory the tag state holds
   bool contains(std::uint64_t address) const;
@@ -102,6 +126,12 @@ class SetAssocCache {
   ProbeResult access_impl(std::uint64_t address, std::uint64_t bytes, bool write, OnMiss&& on_miss,
                           OnWriteback&& on_writeback);
   void renumber();  // re-ranks every set's stamps when the clock is about to wrap
+  // The hashed index's displacement of a tag's lines, in sets: displacement_unit_ x (tag x prime
+  // mod displacement_div_), below sets_ (0 for SetIndex::modulo).
+  std::uint64_t displacement(std::uint32_t tag) const {
+    return hashed_ ? displacement_unit_ * displacement_div_.mod(std::uint64_t{tag} * kDisplacementPrime) : 0;
+  }
+  static constexpr std::uint64_t kDisplacementPrime = 2654435761u;  // a prime near 2^32 / golden ratio
   std::uint32_t* set_tags(std::uint64_t set) { return &state_[set * 2 * ways_]; }
   const std::uint32_t* set_tags(std::uint64_t set) const { return &state_[set * 2 * ways_]; }
 
@@ -109,6 +139,9 @@ class SetAssocCache {
   Divisor set_div_;  // line -> set (remainder) and tag (quotient)
   std::uint32_t ways_, line_bytes_, line_shift_;  // line_shift_: of the unit an entry stands for
   std::uint32_t granule_lines_ = 1;
+  bool hashed_ = false;
+  Divisor displacement_div_;             // line sets / displacement lines
+  std::uint64_t displacement_unit_ = 1;  // sets per displacement step (displacement lines / granule)
   WritePolicy policy_;
   std::vector<std::uint32_t, HugePageAllocator<std::uint32_t>> state_;  // per set: tags[ways], stamps[ways]
   std::uint32_t clock_ = 0;

@@ -53,7 +53,7 @@ inline bool SetAssocCache::probe(std::uint64_t set, std::uint32_t tag, bool writ
   }
   if (stamps[victim] != 0 && (tags[victim] & kDirty)) {
     evicted_dirty = true;
-    victim_line = static_cast<std::uint64_t>(tags[victim] & ~kDirty) * sets_ + set;
+    victim_line = line_of(tags[victim] & ~kDirty, set);
   }
   tags[victim] = tag | (dirtying ? kDirty : 0);
   stamps[victim] = now;
@@ -76,9 +76,10 @@ ProbeResult SetAssocCache::access_impl(std::uint64_t address, std::uint64_t byte
   if (bytes == 0) return r;
   const std::uint64_t first = address >> line_shift_;
   const std::uint64_t last = (address + bytes - 1) >> line_shift_;
-  std::uint64_t set = set_div_.mod(first);
   if (set_div_.div(last) >= kDirty) throw std::out_of_range("address beyond the cache model's tag range");
+  std::uint64_t index = set_div_.mod(first);
   auto tag = static_cast<std::uint32_t>(set_div_.div(first));
+  std::uint64_t set = set_of(first);
   std::uint64_t run_start = 0, run_length = 0;
   // Write-through writes go on to the next level whether they hit or not.
   const bool forward_all = write && policy_ == WritePolicy::write_through;
@@ -104,9 +105,12 @@ ProbeResult SetAssocCache::access_impl(std::uint64_t address, std::uint64_t byte
       ++r.writebacks;
       on_writeback(victim << line_shift_);
     }
-    if (++set == sets_) {
-      set = 0;
+    if (++index == sets_) {  // the next tag: a new displacement
+      index = 0;
       ++tag;
+      set = displacement(tag);
+    } else if (++set == sets_) {
+      set = 0;
     }
   }
   if (run_length) on_miss(run_start << line_shift_, run_length);
@@ -117,7 +121,7 @@ inline bool SetAssocCache::access_line(std::uint64_t address, bool write, bool& 
   const std::uint64_t line = address >> line_shift_;
   const std::uint64_t tag = set_div_.div(line);
   if (tag >= kDirty) throw std::out_of_range("address beyond the cache model's tag range");
-  const std::uint64_t set = set_div_.mod(line);
+  const std::uint64_t set = set_of(line);
   std::uint64_t victim = 0;
   bool dirty = false;
   const auto t = static_cast<std::uint32_t>(tag);
@@ -154,7 +158,7 @@ std::uint64_t SetAssocCache::flush(OnWriteback&& on_writeback) {
       for (std::uint32_t i = 0; i < ways_; ++i) {
         if (stamps[i] != 0 && (tags[i] & kDirty)) {
           ++n;
-          on_writeback(((static_cast<std::uint64_t>(tags[i] & ~kDirty) * sets_ + set) << line_shift_) + std::uint64_t{j} * line_bytes_);
+          on_writeback((line_of(tags[i] & ~kDirty, set) << line_shift_) + std::uint64_t{j} * line_bytes_);
         }
       }
     }

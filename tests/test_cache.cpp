@@ -112,8 +112,11 @@ TEST_CASE("a granular cache is the line cache it stands for: before and after sp
   // 64 KiB, 4 ways, 64 B lines (256 sets), granules of 2 lines, under write-back so dirty victims
   // and the flush order are compared too. First every access covers whole granules; then the
   // cache is split and accesses are single lines.
-  for (WritePolicy policy : {WritePolicy::write_back, WritePolicy::write_through}) {
-    SetAssocCache lines(64 << 10, 4, 64, policy), granules(64 << 10, 4, 64, policy, 2);
+  for (const auto& [policy, index] : {std::pair{WritePolicy::write_back, SetIndex::modulo},
+                                     std::pair{WritePolicy::write_through, SetIndex::modulo},
+                                     std::pair{WritePolicy::write_back, SetIndex::hashed},
+                                     std::pair{WritePolicy::write_through, SetIndex::hashed}}) {
+    SetAssocCache lines(64 << 10, 4, 64, policy, 1, index, 2), granules(64 << 10, 4, 64, policy, 2, index);
     CHECK(granules.granular());
     CHECK(granules.unit_bytes() == 128);
     CHECK(granules.state_bytes() * 2 == lines.state_bytes());
@@ -172,4 +175,62 @@ TEST_CASE("a granular cache flushes line by line in the line cache's order") {
   CHECK(lines.flush([&](std::uint64_t x) { a.push_back(x); }) == 10);
   CHECK(granules.flush([&](std::uint64_t x) { b.push_back(x); }) == 10);
   CHECK(a == b);
+}
+
+// The hashed index displaces tag t's lines by (t x 2654435761) mod sets; 2654435761 = 1 mod 4, so
+// with 4 sets the displacement is t mod 4.
+TEST_CASE("hashed set index: lines a multiple of the sets apart spread over the sets") {
+  Log log;
+  // 4 sets x 2 ways. Lines 0, 4, 8, 12 have index 0 and tags 0..3.
+  SetAssocCache modulo(512, 2, 64, WritePolicy::write_back, 1, SetIndex::modulo);
+  SetAssocCache hashed(512, 2, 64, WritePolicy::write_back, 1, SetIndex::hashed);
+  std::uint64_t modulo_hits = 0, hashed_hits = 0;
+  for (std::uint64_t l : {0, 4, 8, 12, 0, 4, 8, 12}) {
+    modulo_hits += run(modulo, l, false, log).hits;  // all in set 0: four lines cycle through two ways
+    hashed_hits += run(hashed, l, false, log).hits;  // sets 0, 1, 2, 3: each stays
+  }
+  CHECK(modulo_hits == 0);
+  CHECK(hashed_hits == 4);
+  // Line 5 (index 1, tag 1) goes to set 2, where line 8 (index 0, tag 2) lives: two ways hold both.
+  CHECK(run(hashed, 5, false, log).misses == 1);
+  CHECK(run(hashed, 8, false, log).hits == 1);
+}
+
+TEST_CASE("hashed set index: a dirty victim is written back at its own address") {
+  // Direct-mapped, 4 sets: line 1 (index 1, tag 0) and line 4 (index 0, tag 1) share set 1.
+  SetAssocCache c(256, 1, 64, WritePolicy::write_back, 1, SetIndex::hashed);
+  Log log;
+  run(c, 1, true, log);
+  CHECK(c.contains(64));
+  run(c, 4, false, log);
+  CHECK(log.writebacks == std::vector<std::uint64_t>{64});
+  CHECK(c.contains(4 * 64));
+  CHECK_FALSE(c.contains(64));
+  run(c, 6, true, log);  // index 2, tag 1 -> set 3
+  std::vector<std::uint64_t> flushed;
+  CHECK(c.flush([&](std::uint64_t a) { flushed.push_back(a); }) == 1);
+  CHECK(flushed == std::vector<std::uint64_t>{6 * 64});
+}
+
+TEST_CASE("hashed set index: runs across tag boundaries probe as line by line does") {
+  // 16 KiB, 4 ways, 128 B lines: 32 sets, so a tag changes every 4 KiB; runs of up to 40 lines
+  // cross one or two tag boundaries.
+  SetAssocCache runs(16 << 10, 4, 128, WritePolicy::write_back, 1, SetIndex::hashed);
+  SetAssocCache lines(16 << 10, 4, 128, WritePolicy::write_back, 1, SetIndex::hashed);
+  std::uint64_t x = 7;
+  const auto next = [&] {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return x >> 33;
+  };
+  Log a, b;
+  for (int i = 0; i < 5000; ++i) {
+    const std::uint64_t first = next() % 1024, count = 1 + next() % 40;
+    const bool write = next() % 2 == 0;
+    const ProbeResult r = run(runs, first, write, a, count);
+    std::uint64_t hits = 0;
+    for (std::uint64_t l = first; l < first + count; ++l) hits += run(lines, l, write, b).hits;
+    REQUIRE(r.hits == hits);
+  }
+  CHECK(a.writebacks == b.writebacks);
+  CHECK_FALSE(a.writebacks.empty());
 }
