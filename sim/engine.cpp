@@ -74,6 +74,9 @@ struct KernelShape {
   // The first finish-table entry of each op within its body's block: a memory op has one entry
   // (its lane's), a compute or sync op one per wave group.
   std::array<std::vector<std::uint32_t>, 3> op_entry;
+  // Who issues each op: its memory lane (kLoadLane, kStoreLane), or kFirstGroupLane for every wave
+  // group (compute and sync ops). Kept apart from the op templates, which the hot path need not touch.
+  std::array<std::vector<std::uint8_t>, 3> issuer;
   std::array<workloads::OpFilter, 3> filters;  // the operations the load, store and wave-group lanes issue
   const CompiledBody& body(std::uint8_t b) const { return b == 0 ? kp->prologue : (b == 1 ? kp->body : kp->epilogue); }
   std::uint32_t waves_in_group(std::uint32_t g, std::uint32_t simds) const {
@@ -131,6 +134,7 @@ class KernelRun {
     for (std::uint8_t b = 0; b < 3; ++b) {
       for (const OpTemplate& t : shape_.body(b).ops) {
         shape_.op_entry[b].push_back(static_cast<std::uint32_t>(widths[b]));
+        shape_.issuer[b].push_back(static_cast<std::uint8_t>(is_memory_op(t) ? memory_lane(t) : kFirstGroupLane));
         widths[b] += is_memory_op(t) ? 1 : shape_.groups;
       }
     }
@@ -361,9 +365,9 @@ class KernelRun {
   // The finish of `op` (of `body`, `iteration`) as lane `lane` sees it; time kUnknown if not issued
   // (then missing_ names the entry to wait for).
   Finish finish_of(Resident& s, std::uint8_t body, std::uint64_t iteration, std::uint16_t op, std::uint32_t lane) {
-    const OpTemplate& t = shape_.body(body).ops[op];
-    if (is_memory_op(t) || lane >= kFirstGroupLane) {
-      const Finish* e = issued_entry(s, body, iteration, op, is_memory_op(t) ? memory_lane(t) : lane);
+    const std::uint32_t issuer = shape_.issuer[body][op];
+    if (issuer < kFirstGroupLane || lane >= kFirstGroupLane) {
+      const Finish* e = issued_entry(s, body, iteration, op, issuer < kFirstGroupLane ? issuer : lane);
       return e ? *e : kNotIssued;
     }
     Finish latest{0, {}};  // a memory lane waits for every wave group
