@@ -106,6 +106,22 @@ TEST_CASE("validate reproduces run: a case measured at the simulator's own figur
   CHECK(run_attnsim("validate --max-mape 10 " + off).exit_code == 3);
 }
 
+TEST_CASE("validate --approximate simulates in the approximate tag mode, as run --approximate does") {
+  const std::string problem = "--direction fwd --no-causal --batch 1 --heads 8:2 --seqlen 512 --kernel ck";
+  const Run r = run_attnsim("run --json --approximate " + problem);
+  REQUIRE(r.exit_code == 0);
+  const double tflops = nlohmann::json::parse(r.out)["tflops"].get<double>();
+  const std::string csv = temp_file("attnsim_validate_approx.csv",
+                                    std::string(kHeader) + "mi300x,MI300X,ck fwd,ck,fwd,1,8,2,512,512,128,bf16,0,tflops," +
+                                        std::to_string(tflops) + ",TFLOP/s,this test\n");
+  const Run v = run_attnsim("validate --json --approximate " + csv);
+  REQUIRE(v.exit_code == 0);
+  const auto j = nlohmann::json::parse(v.out);
+  CHECK(j["summary"]["tags"] == "approximate");
+  CHECK(std::abs(j["cases"][0]["modelled"]["error"].get<double>()) < 1e-5);
+  CHECK(nlohmann::json::parse(run_attnsim("validate --json " + csv).out)["summary"]["tags"] == "exact");
+}
+
 TEST_CASE("the shipped measurements parse into the cases they describe") {
   const auto cases = attnsim::report::read_measurements(std::string(ATTNSIM_SOURCE_DIR) +
                                                         "/validation/measurements/mi300x_aiter_v3.csv");
