@@ -86,13 +86,20 @@ TEST_CASE("run --trace writes a Chrome trace with a span per workgroup and bandw
   CHECK(run_attnsim("run --direction fwd --trace /nonexistent/dir/t.json " + std::string(kSmall)).exit_code == 2);
 }
 
-TEST_CASE("validate reproduces run: a case measured at the simulator's own figure has no error") {
-  const Run r = run_attnsim(std::string("run --json --direction fwd --no-causal --batch 1 --heads 8:2 --seqlen 512 --kernel ck"));
+namespace {
+// `attnsim run [flags]` on a small ck forward, and a measurements CSV (written to `name`) that
+// records its TFLOP/s (times `scale`) as the measured value.
+std::string self_measured_csv(const std::string& name, const std::string& run_flags, double scale = 1) {
+  const Run r = run_attnsim("run --json " + run_flags + " --direction fwd --no-causal --batch 1 --heads 8:2 --seqlen 512 --kernel ck");
   REQUIRE(r.exit_code == 0);
   const double tflops = nlohmann::json::parse(r.out)["tflops"].get<double>();
-  const std::string csv = temp_file("attnsim_validate_self.csv",
-                                    std::string(kHeader) + "mi300x,MI300X,ck fwd,ck,fwd,1,8,2,512,512,128,bf16,0,tflops," +
-                                        std::to_string(tflops) + ",TFLOP/s,this test\n");
+  return temp_file(name, std::string(kHeader) + "mi300x,MI300X,ck fwd,ck,fwd,1,8,2,512,512,128,bf16,0,tflops," +
+                             std::to_string(scale * tflops) + ",TFLOP/s,this test\n");
+}
+}  // namespace
+
+TEST_CASE("validate reproduces run: a case measured at the simulator's own figure has no error") {
+  const std::string csv = self_measured_csv("attnsim_validate_self.csv", "");
   const Run v = run_attnsim("validate --json " + csv);
   REQUIRE(v.exit_code == 0);
   const auto j = nlohmann::json::parse(v.out);
@@ -100,20 +107,12 @@ TEST_CASE("validate reproduces run: a case measured at the simulator's own figur
   CHECK(std::abs(j["cases"][0]["modelled"]["error"].get<double>()) < 1e-5);
   CHECK(j["cases"][0]["pinned"]["clock"] == "1207MHz");  // BLOG-MAF2's bf16 clock, through the clock model
   // A bound the case cannot meet makes the command fail with exit code 3.
-  const std::string off = temp_file("attnsim_validate_off.csv",
-                                    std::string(kHeader) + "mi300x,MI300X,ck fwd,ck,fwd,1,8,2,512,512,128,bf16,0,tflops," +
-                                        std::to_string(2 * tflops) + ",TFLOP/s,this test\n");
+  const std::string off = self_measured_csv("attnsim_validate_off.csv", "", 2);
   CHECK(run_attnsim("validate --max-mape 10 " + off).exit_code == 3);
 }
 
 TEST_CASE("validate --approximate simulates in the approximate tag mode, as run --approximate does") {
-  const std::string problem = "--direction fwd --no-causal --batch 1 --heads 8:2 --seqlen 512 --kernel ck";
-  const Run r = run_attnsim("run --json --approximate " + problem);
-  REQUIRE(r.exit_code == 0);
-  const double tflops = nlohmann::json::parse(r.out)["tflops"].get<double>();
-  const std::string csv = temp_file("attnsim_validate_approx.csv",
-                                    std::string(kHeader) + "mi300x,MI300X,ck fwd,ck,fwd,1,8,2,512,512,128,bf16,0,tflops," +
-                                        std::to_string(tflops) + ",TFLOP/s,this test\n");
+  const std::string csv = self_measured_csv("attnsim_validate_approx.csv", "--approximate");
   const Run v = run_attnsim("validate --json --approximate " + csv);
   REQUIRE(v.exit_code == 0);
   const auto j = nlohmann::json::parse(v.out);
