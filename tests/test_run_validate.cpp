@@ -111,7 +111,7 @@ TEST_CASE("validate reproduces run: a case measured at the simulator's own figur
   CHECK(run_attnsim("validate --max-mape 10 " + off).exit_code == 3);
 }
 
-TEST_CASE("validate --approximate simulates in the approximate tag mode, as run --approximate does") {
+TEST_CASE("validate --approximate simulates in the approximate tag mode as run --approximate does") {
   const std::string csv = self_measured_csv("attnsim_validate_approx.csv", "--approximate");
   const Run v = run_attnsim("validate --json --approximate " + csv);
   REQUIRE(v.exit_code == 0);
