@@ -1,7 +1,9 @@
 // The event queue's ordering contract and the stats registry.
 #include <doctest/doctest.h>
 
+#include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "sim/event_queue.h"
 #include "sim/stats.h"
@@ -21,6 +23,54 @@ TEST_CASE("events pop in time then priority then sequence order") {
   while (q.pop(e)) kinds.push_back(e.kind);
   CHECK(kinds == std::vector<std::uint32_t>{2, 5, 3, 1, 4});
   CHECK(q.now() == 100);
+}
+
+TEST_CASE("events at the present time keep the order after the heap's events of that time") {
+  EventQueue q;
+  q.schedule(5, 0, 0, 1);
+  q.schedule(10, 0, 0, 2);
+  q.schedule(10, 1, 0, 3);
+  Event e;
+  REQUIRE(q.pop(e));
+  CHECK(e.kind == 1);
+  q.schedule(10, 0, 0, 4);  // scheduled before time 10 is reached: after 2 (sequence), before 3
+  REQUIRE(q.pop(e));
+  CHECK(e.kind == 2);
+  CHECK(q.now() == 10);
+  q.schedule(10, 0, 0, 5);  // at the present time
+  q.schedule(10, 2, 0, 6);
+  q.schedule(10, 0, 0, 7);
+  std::vector<std::uint32_t> kinds;
+  while (q.pop(e)) kinds.push_back(e.kind);
+  CHECK(kinds == std::vector<std::uint32_t>{4, 5, 7, 3, 6});
+}
+
+TEST_CASE("random schedules and pops come out in time then priority then sequence order") {
+  // Against a reference: every pending event in an ordered set, the earliest taken each time.
+  EventQueue q;
+  std::set<std::tuple<Tick, std::uint32_t, std::uint64_t>> pending;
+  std::uint64_t x = 12345, sequence = 0;
+  const auto next = [&] {
+    x = x * 6364136223846793005ull + 1442695040888963407ull;
+    return x >> 33;
+  };
+  Event e;
+  for (int i = 0; i < 20000; ++i) {
+    if (next() % 3 != 0 || pending.empty()) {  // schedule, often at the present time
+      const Tick t = q.now() + static_cast<Tick>(next() % 4 == 0 ? 0 : next() % 50);
+      const auto priority = static_cast<std::uint32_t>(next() % 3);
+      q.schedule(t, priority, 0, static_cast<std::uint32_t>(sequence));
+      pending.emplace(t, priority, sequence++);
+    } else {
+      REQUIRE(q.pop(e));
+      const auto [t, priority, seq] = *pending.begin();
+      pending.erase(pending.begin());
+      REQUIRE(e.time == t);
+      REQUIRE(e.priority == priority);
+      REQUIRE(e.kind == seq);
+    }
+  }
+  CHECK(q.size() == pending.size());
 }
 
 TEST_CASE("an event cannot be scheduled in the past") {
