@@ -70,7 +70,7 @@ void run_memory(const MicroState& st, const arch::GpuSpec& gpu) {
   } else {
     j["bandwidth_bytes_per_s"] = r.bandwidth_bytes_per_s;
     j["inflight_lines_per_cu"] = r.inflight;
-    j["counters"] = r.counters.to_json();
+    j["counters"] = r.counters.to_json(gpu.vendor);
     j["hbm_utilisation"] = r.hbm_utilisation;
   }
   if (st.json) {

@@ -40,11 +40,11 @@ void run_traffic(const TrafficState& st) {
   j["kernel"] = k.name;
   j["problem"] = p.describe();
   j["direction"] = st.direction;
-  j["total"] = r.total.to_json();
+  j["total"] = r.total.to_json(loaded.spec.vendor);
   j["mfma_flops_issued"] = counts.mfma_flops_issued;
   j["fa_flops"] = counts.fa_flops;
   for (const auto& kt : r.kernels) {
-    nlohmann::json kj = kt.counters.to_json();
+    nlohmann::json kj = kt.counters.to_json(loaded.spec.vendor);
     kj["name"] = kt.name;
     kj["workgroups"] = kt.workgroups;
     kj["workgroups_per_cu"] = kt.occupancy.workgroups_per_cu;

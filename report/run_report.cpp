@@ -87,7 +87,7 @@ json kernel_json(const arch::GpuSpec& gpu, const sim::KernelResult& k) {
   j["instructions"] = {{"mfma", k.mfma_instructions}, {"valu", k.valu_instructions}, {"trans", k.trans_instructions}};
   j["matrix_tflops"] = ratio(k.mfma_flops, exec / 1e12) / 1e12;
   j["lds_bytes"] = k.lds_bytes;
-  j["counters"] = k.counters.to_json();
+  j["counters"] = k.counters.to_json(gpu.vendor);
   json per_xcd = json::array();
   for (const auto& c : k.per_xcd) per_xcd.push_back(c.l2_hit_rate());
   j["l2_hit_rate_per_xcd"] = per_xcd;
@@ -134,7 +134,7 @@ json run_report(const RunInputs& in, const sim::RunResult& r) {
                   {"hbm_write_bytes", c.hbm_write_bytes},
                   {"l2_hit_rate", c.l2_hit_rate()},
                   {"l2_hit_rate_per_xcd", hit_per_xcd}};
-  j["counters"] = c.to_json();
+  j["counters"] = c.to_json(gpu.vendor);
   j["matrix_flops_issued"] = mfma_flops;
   j["simulation"] = {{"events", r.events},
                      {"clock_updates", r.clock_updates},

@@ -6,6 +6,8 @@ void TrafficCounters::add(const TrafficCounters& o) {
   requested_read_bytes += o.requested_read_bytes;
   requested_write_bytes += o.requested_write_bytes;
   atomic_bytes += o.atomic_bytes;
+  read_sectors += o.read_sectors;
+  write_sectors += o.write_sectors;
   tcc_req += o.tcc_req;
   tcc_hit += o.tcc_hit;
   tcc_miss += o.tcc_miss;
@@ -21,11 +23,25 @@ void TrafficCounters::add(const TrafficCounters& o) {
   hbm_write_bytes += o.hbm_write_bytes;
 }
 
-nlohmann::json TrafficCounters::to_json() const {
-  return {{"requested_read_bytes", requested_read_bytes},
-          {"requested_write_bytes", requested_write_bytes},
-          {"atomic_bytes", atomic_bytes},
-          {"TCC_REQ", tcc_req},
+nlohmann::json TrafficCounters::to_json(arch::Vendor vendor) const {
+  nlohmann::json shared = {{"requested_read_bytes", requested_read_bytes},
+                           {"requested_write_bytes", requested_write_bytes},
+                           {"atomic_bytes", atomic_bytes},
+                           {"l2_hit_rate", l2_hit_rate()},
+                           {"mall_read_hits", mall_read_hits},
+                           {"mall_read_misses", mall_read_misses},
+                           {"hbm_read_bytes", hbm_read_bytes},
+                           {"hbm_write_bytes", hbm_write_bytes}};
+  if (vendor == arch::Vendor::nvidia) {
+    // The L2 (LTS) sectors the SMs' loads and stores touch; atomics and reductions are other
+    // opcodes (op_atom, op_red), not counted here.
+    shared["lts__t_sectors_srcunit_tex_op_read.sum"] = read_sectors;
+    shared["lts__t_sectors_srcunit_tex_op_write.sum"] = write_sectors;
+    shared["dram__bytes_read.sum"] = hbm_read_bytes;
+    shared["dram__bytes_write.sum"] = hbm_write_bytes;
+    return shared;
+  }
+  nlohmann::json amd = {{"TCC_REQ", tcc_req},
           {"TCC_HIT", tcc_hit},
           {"TCC_MISS", tcc_miss},
           {"TCC_EA0_RDREQ", ea_rdreq},
@@ -35,12 +51,9 @@ nlohmann::json TrafficCounters::to_json() const {
           {"TCC_EA0_WRREQ", ea_wrreq},
           {"TCC_EA0_WRREQ_64B", ea_wrreq_64b},
           {"FETCH_SIZE_bytes", fetch_size_bytes()},
-          {"WRITE_SIZE_bytes", write_size_bytes()},
-          {"l2_hit_rate", l2_hit_rate()},
-          {"mall_read_hits", mall_read_hits},
-          {"mall_read_misses", mall_read_misses},
-          {"hbm_read_bytes", hbm_read_bytes},
-          {"hbm_write_bytes", hbm_write_bytes}};
+          {"WRITE_SIZE_bytes", write_size_bytes()}};
+  amd.update(shared);
+  return amd;
 }
 
 }  // namespace attnsim::sim

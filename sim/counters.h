@@ -1,16 +1,23 @@
 // Traffic counters of a kernel or a pass: bytes at every level and predictions of the vendor's
-// profiler counters (rocprofiler gfx942 names; arch-facts section 5.1).
+// profiler counters (rocprofiler gfx942 names, arch-facts section 5.1; Nsight Compute names on
+// NVIDIA GPUs).
 #pragma once
 
 #include <cstdint>
 
 #include <nlohmann/json.hpp>
 
+#include "arch/gpu_spec.h"
+
 namespace attnsim::sim {
+
+// The 32 B sectors a request of bytes [lo, hi) of a line touches.
+inline std::uint64_t sectors_touched(std::uint32_t lo, std::uint32_t hi) { return (hi + 31) / 32 - lo / 32; }
 
 // Request counts follow rocprofiler's gfx942 counters; bytes are exact.
 struct TrafficCounters {
   std::uint64_t requested_read_bytes = 0, requested_write_bytes = 0, atomic_bytes = 0;
+  std::uint64_t read_sectors = 0, write_sectors = 0;  // 32 B sectors the read / write requests touch
   std::uint64_t tcc_req = 0, tcc_hit = 0, tcc_miss = 0;  // L2 line requests (hit-on-miss counts as a hit)
   std::uint64_t ea_rdreq = 0, ea_rdreq_32b = 0, ea_rdreq_64b = 0, ea_rdreq_128b = 0;  // 128 B = TCC_BUBBLE
   std::uint64_t ea_wrreq = 0, ea_wrreq_64b = 0;  // write-backs, write-throughs and atomics toward the fabric
@@ -26,8 +33,11 @@ struct TrafficCounters {
     return tcc_hit + tcc_miss ? static_cast<double>(tcc_hit) / static_cast<double>(tcc_hit + tcc_miss) : 0.0;
   }
   void add(const TrafficCounters& o);
-  // Every counter by its profiler name (plus FETCH_SIZE_bytes, WRITE_SIZE_bytes, l2_hit_rate).
-  nlohmann::json to_json() const;
+  // Every counter by its profiler name on `vendor`'s GPUs: rocprofiler's TCC counters with
+  // FETCH_SIZE_bytes and WRITE_SIZE_bytes on AMD; Nsight Compute's lts__t_sectors_srcunit_tex_op_read
+  // and _write (.sum) and dram__bytes_read and _write (.sum) on NVIDIA; plus the bytes and hit rate
+  // both share.
+  nlohmann::json to_json(arch::Vendor vendor = arch::Vendor::amd) const;
 };
 
 }  // namespace attnsim::sim

@@ -64,6 +64,7 @@ BatchTiming MemoryPath::read_spans(std::uint32_t xcd, const RowSpan* spans, std:
         const LineRange r = line_range(key, line, lo, hi);
         const std::uint32_t ch = l2_channel(inst, line);
         c.requested_read_bytes += r.hi - r.lo;
+        c.read_sectors += sectors_touched(r.lo, r.hi);
         l2_demand_.add(ch, r.hi - r.lo);
         if (hits & line_units) return;
         const SectorRequest f = sector_request(r.lo, r.hi, c);
@@ -120,6 +121,7 @@ BatchTiming MemoryPath::write_spans(std::uint32_t xcd, const RowSpan* spans, std
       for_each_line(key, shape, request, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t) {
         const LineRange r = line_range(key, line, lo, hi);
         c.requested_write_bytes += r.hi - r.lo;
+        c.write_sectors += sectors_touched(r.lo, r.hi);
         ++c.tcc_req;
         ++(hits & line_units ? c.tcc_hit : c.tcc_miss);
         l2_demand_.add(l2_channel(inst, line), r.hi - r.lo);

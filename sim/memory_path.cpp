@@ -99,6 +99,7 @@ MemoryPath::ReadRoute MemoryPath::route_read(std::uint32_t inst, const LineReque
   ReadRoute r;
   r.channel = l2_channel(inst, q.address);
   c.requested_read_bytes += q.hi - q.lo;
+  c.read_sectors += sectors_touched(q.lo, q.hi);
   r.hit = l2_[inst].access_line(q.address, false, r.evicted, r.victim);
   ++c.tcc_req;
   if (r.hit) {

@@ -299,6 +299,7 @@ void MemoryPath::route_atomic_chunks(std::uint64_t line_address, std::uint32_t l
 template <class OnVictim>
 std::uint32_t MemoryPath::route_write(std::uint32_t inst, const LineRequest& q, TrafficCounters& c, OnVictim&& on_victim) {
   c.requested_write_bytes += q.hi - q.lo;
+  c.write_sectors += sectors_touched(q.lo, q.hi);
   const ProbeResult r = l2_[inst].access(q.address, line_, true, [](std::uint64_t, std::uint64_t) {}, on_victim);
   ++c.tcc_req;
   c.tcc_hit += r.hits;

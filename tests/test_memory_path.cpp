@@ -17,6 +17,15 @@ const arch::GpuSpec& small_mall() {
 }
 }  // namespace
 
+TEST_CASE("a request's 32 B sectors: those its byte range touches") {
+  CHECK(sectors_touched(0, 128) == 4);
+  CHECK(sectors_touched(0, 1) == 1);
+  CHECK(sectors_touched(31, 33) == 2);  // straddles a sector boundary
+  CHECK(sectors_touched(32, 64) == 1);
+  CHECK(sectors_touched(100, 128) == 1);
+  CHECK(sectors_touched(4, 100) == 4);
+}
+
 TEST_CASE("a bandwidth server serves in arrival order at its rate") {
   BandwidthServer s(1e9);  // 1 byte per ns
   CHECK(s.serve(0, 10) == 10'000);

@@ -50,6 +50,26 @@ TEST_CASE("run --json has the documented keys and consistent totals") {
   CHECK(j["traffic"]["l2_fabric_write_bytes"] == j["counters"]["WRITE_SIZE_bytes"]);
 }
 
+TEST_CASE("counters carry the profiler names of the GPU's vendor") {
+  // H100 (NVIDIA): Nsight Compute names. FlashAttention-2's d=128 bf16 rows are 256 B, aligned to
+  // the 128 B line, so every read request covers whole 32 B sectors: sectors x 32 = bytes read.
+  const Run h = run_attnsim("run --json --arch h100 --kernel fa2 --direction both --batch 1 --heads 8:2 --seqlen 512 --causal");
+  REQUIRE(h.exit_code == 0);
+  const auto nv = nlohmann::json::parse(h.out)["counters"];
+  CHECK(nv["lts__t_sectors_srcunit_tex_op_read.sum"].get<std::uint64_t>() * 32 == nv["requested_read_bytes"].get<std::uint64_t>());
+  CHECK(nv["lts__t_sectors_srcunit_tex_op_write.sum"].get<std::uint64_t>() * 32 == nv["requested_write_bytes"].get<std::uint64_t>());
+  CHECK(nv["dram__bytes_read.sum"] == nv["hbm_read_bytes"]);
+  CHECK(nv["dram__bytes_write.sum"] == nv["hbm_write_bytes"]);
+  CHECK_FALSE(nv.contains("TCC_REQ"));
+  // MI300X (AMD): rocprofiler names, and no Nsight ones.
+  const Run a = run_attnsim("run --json --direction fwd " + std::string(kSmall));
+  REQUIRE(a.exit_code == 0);
+  const auto amd = nlohmann::json::parse(a.out)["counters"];
+  CHECK(amd.contains("TCC_REQ"));
+  CHECK(amd.contains("FETCH_SIZE_bytes"));
+  CHECK_FALSE(amd.contains("dram__bytes_read.sum"));
+}
+
 TEST_CASE("each kernel's reported clock is a time average within the clocks it ran at") {
   // Regression: a control interval that ended after the kernel's last workgroup pushed the clock
   // integral past the kernel's end (time averages of 2363 MHz and -1041 MHz on MI300X, whose peak is
