@@ -145,7 +145,8 @@ json run_report(const RunInputs& in, const sim::RunResult& r) {
 std::string render_run_report(const json& j) {
   std::ostringstream os;
   os << "run " << j["kernel"].get<std::string>() << " " << j["direction"].get<std::string>() << "  "
-     << j.value("problem", "") << "  (" << j["arch"].get<std::string>() << ")\n";
+     << j.value("problem", "") << "  (" << j["arch"].get<std::string>() << ")"
+     << (j.value("tags", "exact") == "approximate" ? "  [approximate tags]" : "") << "\n";
   os << "  time " << fixed(j["time_us"].get<double>(), 1) << " us, " << fixed(j["tflops"].get<double>(), 1)
      << " TFLOP/s (FA convention, " << fixed(j["fa_flops"].get<double>() / 1e9, 1) << " GFLOP)\n\n";
   TextTable rows;

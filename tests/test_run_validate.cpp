@@ -70,6 +70,15 @@ TEST_CASE("counters carry the profiler names of the GPU's vendor") {
   CHECK_FALSE(amd.contains("dram__bytes_read.sum"));
 }
 
+TEST_CASE("the readable report says when the approximate tag mode ran") {
+  const Run approx = run_attnsim("run --approximate --direction fwd " + std::string(kSmall));
+  REQUIRE(approx.exit_code == 0);
+  CHECK(approx.out.find("[approximate tags]") != std::string::npos);
+  const Run exact = run_attnsim("run --direction fwd " + std::string(kSmall));
+  REQUIRE(exact.exit_code == 0);
+  CHECK(exact.out.find("approximate") == std::string::npos);
+}
+
 TEST_CASE("each kernel's reported clock is a time average within the clocks it ran at") {
   // Regression: a control interval that ended after the kernel's last workgroup pushed the clock
   // integral past the kernel's end (time averages of 2363 MHz and -1041 MHz on MI300X, whose peak is
