@@ -118,6 +118,11 @@ class MemoryPath {
   }
   LevelBusy busy() const;
   std::uint64_t state_bytes() const;  // memory held by the tag state
+  // The approximate mode: calls f(key, shape, units, lo, hi) for each group a span touches, with the
+  // group's 64 B units it covers; [lo, hi) is the byte range within a 4 KiB chunk group (flat
+  // tensors, and rows not aligned to 128 B), [0, max) for a group of whole-line rows.
+  template <class F>
+  static void for_each_group(const RowSpan& s, F&& f);
 
  private:
   // What a request needs from the levels beyond the L2, found from the tags (no timing).
@@ -166,11 +171,6 @@ class MemoryPath {
   BatchTiming time_read_batch(std::uint32_t inst, Tick t, Tick latency_sum, bool fetched, bool from_hbm, TrafficCounters& c);
   BatchTiming time_write_batch(std::uint32_t inst, Tick t, std::size_t requests, TrafficCounters& c);
   BatchTiming time_atomic_batch(Tick t);
-  // The approximate mode: calls f(key, shape, units, lo, hi) for each group a span touches, with the
-  // group's 64 B units it covers; [lo, hi) is the byte range within a 4 KiB chunk group (flat
-  // tensors, and rows not aligned to 128 B), [0, max) for a group of whole-line rows.
-  template <class F>
-  static void for_each_group(const RowSpan& s, F&& f);
   // A dirty L2 group leaves the approximate L2: the MALL sees the write-through of each dirty line,
   // and each line is queued for write-back.
   void evict_group(std::uint32_t inst, std::uint64_t key, const GroupShape& shape, std::uint64_t dirty);
