@@ -42,6 +42,11 @@ struct Lane {
   bool has_pending = false, exhausted = false;
   bool waiting = false;    // blocked on a dependence another lane has not issued yet
   std::size_t awaited = 0;  // while waiting: the finish-table entry whose recording wakes the lane
+  // The pending op's issue time and what bound it, once every dependence is recorded (recorded
+  // finishes never change, so the lane's wake at that time need not look them up again).
+  bool timed = false;
+  Tick ready = 0;
+  FinishCause ready_cause;
   bool at_phase = false;   // arrived at the phase boundary
 };
 
@@ -274,7 +279,7 @@ class KernelRun {
       for (std::uint32_t l = 0; l < shape_.lanes; ++l) {
         Lane& lane = s.lanes[l];
         lane.cursor.emplace(*shape_.pp, kp, wg, &shape_.filters[std::min(l, kFirstGroupLane)]);
-        lane.has_pending = lane.exhausted = lane.waiting = lane.at_phase = false;
+        lane.has_pending = lane.exhausted = lane.waiting = lane.at_phase = lane.timed = false;
         wake(slot, l, now);
       }
       ++active_;
@@ -441,6 +446,7 @@ class KernelRun {
           return;
         }
         lane.has_pending = true;
+        lane.timed = false;
       }
       const TileOp& op = lane.pending;
       if (phase_of(op) != s.phase) {
@@ -451,16 +457,23 @@ class KernelRun {
         lane.has_pending = false;
         continue;
       }
-      Tick ready = 0;
-      FinishCause waited_on;
-      if (!ready_time(s, op, l, ready, waited_on)) {
-        lane.waiting = true;
-        lane.awaited = missing_;
-        return;
-      }
-      if (ready > now) {
-        wake(slot, l, ready);
-        return;
+      Tick ready = lane.ready;
+      FinishCause waited_on = lane.ready_cause;
+      if (!lane.timed) {
+        if (!ready_time(s, op, l, ready, waited_on)) {
+          lane.waiting = true;
+          lane.awaited = missing_;
+          return;
+        }
+        if (ready > now) {
+          lane.timed = true;
+          lane.ready = ready;
+          lane.ready_cause = waited_on;
+          wake(slot, l, ready);
+          return;
+        }
+      } else if (ready > now) {
+        return;  // woken early; its own wake at `ready` is queued
       }
       if (op.op->pipe == Pipe::sync) {
         // A barrier: every wave group must arrive; the last one releases all.

@@ -60,25 +60,44 @@ BatchTiming MemoryPath::read_spans(std::uint32_t xcd, const RowSpan* spans, std:
       c.tcc_miss += lines - hit_lines;
       latency_sum += static_cast<Tick>(hit_lines) * hit_latency;
       std::uint64_t fetch = 0;
-      for_each_line(key, shape, request, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t first) {
-        const LineRange r = line_range(key, line, lo, hi);
-        const std::uint32_t ch = l2_channel(inst, line);
-        c.requested_read_bytes += r.hi - r.lo;
-        c.read_sectors += sectors_touched(r.lo, r.hi);
-        l2_demand_.add(ch, r.hi - r.lo);
-        if (hits & line_units) return;
-        const SectorRequest f = sector_request(r.lo, r.hi, c);
-        link_demand_.add(ch, f.size);
-        if (mall_groups_) {
-          fetch |= fetched_units(first, f.offset, f.size);
-          mall_demand_.add(mall_channel(line + f.offset), f.size);
-          return;
-        }
-        // No memory-side cache: the request goes to HBM as it is.
-        latency_sum += hit_latency + hbm_latency_;
-        c.hbm_read_bytes += f.size;
-        hbm_demand_.add(hbm_channel(line + f.offset), f.size);
-      });
+      if (hi == ~std::uint64_t{0} && mall_groups_) {
+        // Rows of whole lines: every request is a line, every miss one 128 B request (the sector
+        // rule's outcome for a whole line); count them per group, put each line on its channels.
+        const std::uint64_t misses = line_starts(request) & ~line_starts(request & hits);
+        const std::uint64_t miss_lines = lines - hit_lines;
+        c.requested_read_bytes += 128 * lines;
+        c.read_sectors += 4 * lines;
+        c.ea_rdreq += miss_lines;
+        c.ea_rdreq_128b += miss_lines;
+        fetch = misses | (misses << 1);
+        for_each_line(key, shape, request, [&](std::uint64_t line, std::uint64_t, std::uint32_t first) {
+          const std::uint32_t ch = l2_channel(inst, line);
+          l2_demand_.add(ch, 128);
+          if (!((misses >> first) & 1)) return;
+          link_demand_.add(ch, 128);
+          mall_demand_.add(mall_channel(line), 128);
+        });
+      } else {
+        for_each_line(key, shape, request, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t first) {
+          const LineRange r = line_range(key, line, lo, hi);
+          const std::uint32_t ch = l2_channel(inst, line);
+          c.requested_read_bytes += r.hi - r.lo;
+          c.read_sectors += sectors_touched(r.lo, r.hi);
+          l2_demand_.add(ch, r.hi - r.lo);
+          if (hits & line_units) return;
+          const SectorRequest f = sector_request(r.lo, r.hi, c);
+          link_demand_.add(ch, f.size);
+          if (mall_groups_) {
+            fetch |= fetched_units(first, f.offset, f.size);
+            mall_demand_.add(mall_channel(line + f.offset), f.size);
+            return;
+          }
+          // No memory-side cache: the request goes to HBM as it is.
+          latency_sum += hit_latency + hbm_latency_;
+          c.hbm_read_bytes += f.size;
+          hbm_demand_.add(hbm_channel(line + f.offset), f.size);
+        });
+      }
       if (hit_lines < lines) {
         fetched = true;
         from_hbm = from_hbm || !mall_groups_;
