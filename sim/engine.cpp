@@ -93,10 +93,6 @@ std::uint32_t phase_of(const TileOp& op) { return op.pass * 3 + op.body; }
 constexpr std::uint32_t kLoadLane = 0, kStoreLane = 1, kFirstGroupLane = 2;
 bool is_memory_op(const OpTemplate& op) { return op.pipe == Pipe::memory; }
 std::uint32_t memory_lane(const OpTemplate& op) { return workloads::is_store(op.action) ? kStoreLane : kLoadLane; }
-// Whether lane `l` issues `op`.
-bool issues(std::uint32_t l, const OpTemplate& op) {
-  return is_memory_op(op) ? memory_lane(op) == l : l >= kFirstGroupLane;
-}
 
 const arch::MatrixInstruction* instruction_of(const arch::GpuSpec& gpu, const KernelProgram& kp) {
   for (const auto& m : gpu.cu.matrix_instructions) {
@@ -137,9 +133,13 @@ class KernelRun {
     shape_.ring = std::bit_ceil(2 * carried + 2);
     std::array<std::size_t, 3> widths{};
     for (std::uint8_t b = 0; b < 3; ++b) {
-      for (const OpTemplate& t : shape_.body(b).ops) {
+      const CompiledBody& body = shape_.body(b);
+      for (std::uint16_t i = 0; i < body.ops.size(); ++i) {
+        const OpTemplate& t = body.ops[i];
+        const std::uint32_t issuer = is_memory_op(t) ? memory_lane(t) : kFirstGroupLane;
         shape_.op_entry[b].push_back(static_cast<std::uint32_t>(widths[b]));
-        shape_.issuer[b].push_back(static_cast<std::uint8_t>(is_memory_op(t) ? memory_lane(t) : kFirstGroupLane));
+        shape_.issuer[b].push_back(static_cast<std::uint8_t>(issuer));
+        shape_.filters[issuer].ops[b].push_back(i);  // the wave-group lanes share the last filter
         widths[b] += is_memory_op(t) ? 1 : shape_.groups;
       }
     }
@@ -148,14 +148,6 @@ class KernelRun {
     shape_.loop_offset = shape_.epi_offset + widths[2];
     shape_.loop_stride = widths[1];
     shape_.table_size = shape_.loop_offset + shape_.ring * shape_.loop_stride;
-    for (std::uint8_t b = 0; b < 3; ++b) {
-      const CompiledBody& body = shape_.body(b);
-      for (std::uint16_t i = 0; i < body.ops.size(); ++i) {
-        for (std::uint32_t l = 0; l <= kFirstGroupLane; ++l) {
-          if (issues(l, body.ops[i])) shape_.filters[l].ops[b].push_back(i);
-        }
-      }
-    }
     pipes_ = PipeCosts(gpu, mfma_, engine_);
   }
 
@@ -418,13 +410,11 @@ class KernelRun {
 
   void record(std::uint32_t slot, Resident& s, const TileOp& op, std::uint32_t lane, const Finish& finish, Tick now) {
     // A waiting lane wakes when the entry it waits for is recorded (it cannot issue before).
-    const bool sync = op.op->pipe == Pipe::sync;
-    const std::size_t first = entry_index(op.body, op.iteration, op.index, sync ? kFirstGroupLane : lane);
-    const std::size_t last = sync ? first + shape_.groups - 1 : first;
-    for (std::size_t i = first; i <= last; ++i) {
-      *entry(s, op.body, op.iteration, op.index, static_cast<std::uint32_t>(i - first) + (sync ? kFirstGroupLane : lane),
-             true) = finish;
-    }
+    const bool sync = op.op->pipe == Pipe::sync;  // written for every wave group
+    const std::uint32_t first_lane = sync ? kFirstGroupLane : lane, last_lane = sync ? shape_.lanes - 1 : lane;
+    for (std::uint32_t g = first_lane; g <= last_lane; ++g) *entry(s, op.body, op.iteration, op.index, g, true) = finish;
+    const std::size_t first = entry_index(op.body, op.iteration, op.index, first_lane);
+    const std::size_t last = first + (last_lane - first_lane);
     s.max_finish = std::max(s.max_finish, finish.time);
     for (std::uint32_t l = 0; l < shape_.lanes; ++l) {
       Lane& w = s.lanes[l];
@@ -452,10 +442,6 @@ class KernelRun {
       if (phase_of(op) != s.phase) {
         arrive(slot, s, l, now);
         return;
-      }
-      if (!issues(l, *op.op)) {
-        lane.has_pending = false;
-        continue;
       }
       Tick ready = lane.ready;
       FinishCause waited_on = lane.ready_cause;
