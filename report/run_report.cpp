@@ -56,6 +56,7 @@ json kernel_json(const arch::GpuSpec& gpu, const sim::KernelResult& k) {
   j["end_us"] = static_cast<double>(k.end) / 1e6;
   j["workgroups"] = k.workgroups;
   j["tile_ops"] = k.tile_ops;
+  j["loop_batch"] = k.loop_batch;
   j["occupancy"] = {{"workgroups_per_cu", k.occupancy.workgroups_per_cu},
                     {"waves_per_simd", k.occupancy.waves_per_simd},
                     {"vgprs_allocated", k.occupancy.vgprs_allocated},

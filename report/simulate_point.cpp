@@ -30,6 +30,11 @@ nlohmann::json simulate_point(const PointSpec& spec, const sim::EngineOptions& o
   sim::EngineOptions o = options;
   o.trace = o.trace || trace != nullptr;
   o.approximate = o.approximate || spec.approximate;
+  if (spec.loop_batch > 1 && !o.approximate) {
+    throw arch::ConfigError(arch::ValueOrigin{"--loop-batch " + std::to_string(spec.loop_batch), 0, 0, {}}, "loop_batch",
+                            "batching loop iterations is part of the approximate mode (add --approximate)");
+  }
+  if (o.approximate && o.loop_batch <= 1) o.loop_batch = spec.loop_batch ? spec.loop_batch : sim::kApproximateLoopBatch;
   const sim::RunResult r = sim::simulate(in.passes, loaded.spec, o);
   if (trace) *trace = trace_json(in, r);
   return run_report(in, r);

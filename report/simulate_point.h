@@ -20,6 +20,9 @@ struct PointSpec {
   std::string kernel = "aiter-v3";  // PRESET[,field=value,...]
   std::string direction = "both";   // fwd, bwd or both (forward then backward)
   bool approximate = false;         // the engine's approximate tag mode (docs/model.md)
+  // Loop iterations per loop step in the approximate mode (0: sim::kApproximateLoopBatch). Contract:
+  // more than 1 only with `approximate` (the exact mode times every iteration).
+  std::uint32_t loop_batch = 0;
 };
 
 // The passes of a direction text. Contract: throws arch::ConfigError naming `flag` unless fwd, bwd or both.

@@ -25,8 +25,11 @@ ComputeUnit::ComputeUnit(const arch::GpuSpec& gpu, double engine_hz, Tick start)
 
 Tick ComputeUnit::compute(Tick now, const GroupWork& w, const PipeCosts& pc, WaitCause* bound) {
   const workloads::OpCost& c = *w.cost;
-  const Tick matrix_work = c.mfma * pc.mfma;
-  const Tick vector_work = c.mfma * pc.mfma_block + (c.valu + (w.masked ? c.mask_valu : 0)) * pc.valu + c.trans * pc.trans;
+  lds_.prune(now);  // operations are presented in time order: nothing arrives before `now` any more
+  const Tick n = w.count;
+  const Tick matrix_work = n * c.mfma * pc.mfma;
+  const Tick vector_work = n * (c.mfma * pc.mfma_block + c.valu * pc.valu + c.trans * pc.trans) +
+                           static_cast<Tick>(w.masked_count) * c.mask_valu * pc.valu;
   Tick matrix_done = now, vector_done = now;
   for (std::uint32_t i = 0; i < w.simds; ++i) {
     const std::uint32_t s = (w.simd0 + i) % simds_;
@@ -44,7 +47,12 @@ Tick ComputeUnit::compute(Tick now, const GroupWork& w, const PipeCosts& pc, Wai
   }
   matrix_busy_ += matrix_work * w.simds;
   vector_busy_ += vector_work * w.simds;
-  const Tick lds_done = lds(now, (c.lds_read + c.lds_write) * w.simds);
+  // A batch of iterations reads the LDS as its iterations would, one share per iteration's stretch
+  // of the batch's pipe time (the LDS then interleaves with other operations as they do).
+  const std::uint64_t lds_bytes = (c.lds_read + c.lds_write) * w.simds;
+  const Tick stretch = std::max(matrix_work, vector_work) / n;
+  Tick lds_done = now;
+  for (Tick i = 0; i < n; ++i) lds_done = std::max(lds_done, lds(now + i * stretch, lds_bytes));
   const Tick done = std::max({matrix_done, vector_done, lds_done});
   if (bound) *bound = done == matrix_done && matrix_work ? WaitCause::sync : (done == vector_done && vector_work ? WaitCause::vector : WaitCause::lds);
   return done;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "arch/gpu_spec.h"
+#include "sim/backfill_server.h"
 #include "sim/memory_path.h"
 #include "sim/time.h"
 #include "sim/time_breakdown.h"
@@ -26,12 +27,14 @@ struct PipeCosts {
   PipeCosts(const arch::GpuSpec& gpu, const arch::MatrixInstruction* mfma, const Clock& engine);
 };
 
-// What a compute operation of one wave group needs: the SIMDs it spans and its instruction mix.
+// What a compute operation of one wave group needs: the SIMDs it spans and its instruction mix,
+// `count` times over (a batch of loop iterations), `masked_count` of them with the mask cost.
 struct GroupWork {
   std::uint32_t simd0 = 0, simds = 1;  // SIMDs [simd0, simd0 + simds) mod the CU's SIMDs, one wave on each
   const workloads::OpCost* cost = nullptr;
-  bool masked = false;
+  std::uint32_t masked_count = 0;
   FinishCause waited_on;  // what the operation's issue waited on (for the time breakdown)
+  std::uint32_t count = 1;
 };
 
 // One CU. Contract: operations are presented in non-decreasing time order (the event engine's
@@ -51,11 +54,15 @@ class ComputeUnit {
   Tick compute(Tick now, const GroupWork& w, const PipeCosts& pc, WaitCause* bound = nullptr);
   // A new engine clock for the engine-clocked servers (LDS, L1 issue).
   void set_clock(double engine_hz);
-  // LDS traffic of `bytes` starting at `now` (shared by the CU's SIMDs).
+  // LDS traffic of `bytes` arriving at `now` (shared by the CU's SIMDs), served in the LDS's free
+  // time from then on (loads present their writes at their data's arrival, in the future).
   Tick lds(Tick now, std::uint64_t bytes) { return bytes ? lds_.serve(now, bytes) : now; }
   // Issues a memory operation's `bytes` at `now` through the L1's issue path: when its last byte
   // has been issued.
-  Tick issue(Tick now, std::uint64_t bytes) { return l1_.serve(now, bytes); }
+  Tick issue(Tick now, std::uint64_t bytes) {
+    lds_.prune(now);  // presented in time order, as compute operations
+    return l1_.serve(now, bytes);
+  }
   // Holds the window of outstanding line requests for a memory operation issued at `now` whose
   // requests each hold a slot for their round trip, `slot_time` in all: when the operation's last
   // request has had its slot. The window is `memory_inflight_lines` slots served as one (Little's
@@ -74,7 +81,8 @@ class ComputeUnit {
   const arch::GpuSpec* gpu_;
   std::uint32_t simds_;
   std::vector<Tick> matrix_free_, vector_free_;
-  BandwidthServer lds_, l1_;
+  BackfillServer lds_;  // tile loads write it when their data arrives, ahead of the ops issued meanwhile
+  BandwidthServer l1_;
   BandwidthServer window_;  // slot time of outstanding line requests, `memory_inflight_lines` slots
   Tick matrix_busy_ = 0, vector_busy_ = 0;
   Tick busy_union_ = 0;        // time some pipe of a SIMD was busy, summed over SIMDs

@@ -30,6 +30,11 @@ namespace {
 
 constexpr Tick kUnknown = std::numeric_limits<Tick>::max();
 constexpr std::uint32_t kControl = 0, kFinish = 1;  // event kinds; 2 + lane wakes a lane
+// Loop iterations are batched (EngineOptions::loop_batch) only in kernels whose grid fills at least
+// kBatchRounds rounds of the GPU and whose full pass spans at least kBatchMinSteps batches
+// (KernelRun::batching_keeps_timing; docs/model.md).
+constexpr std::uint64_t kBatchRounds = 2;
+constexpr std::uint64_t kBatchMinSteps = 16;
 
 // One in-order issue stream of a workgroup: lane 0 issues its loads, lane 1 its stores and atomics
 // (the compiler hoists the next tiles' loads above this tile's stores), lane 2 + g the compute
@@ -73,8 +78,10 @@ struct KernelShape {
   const PassPrograms* pp = nullptr;
   const KernelProgram* kp = nullptr;
   std::uint32_t groups = 1, lanes = 3;  // wave groups; lanes = groups + 2
-  std::uint32_t ring = 1;               // loop iterations whose finish times are kept (a power of two)
-  std::uint32_t lookahead = 1;          // a loop memory op waits for the loop's last op this many iterations back
+  std::uint32_t batch = 1;              // loop iterations per loop step (EngineOptions::loop_batch)
+  std::uint32_t ring = 1;               // loop steps whose finish times are kept (a power of two)
+  std::uint32_t lookahead = 1;          // a loop memory op waits for the loop's last op this many steps back
+  std::vector<std::uint16_t> carried_steps;  // each carried dependence's distance in loop steps
   std::size_t pro_offset = 0, epi_offset = 0, loop_offset = 0, loop_stride = 0, table_size = 0;
   // The first finish-table entry of each op within its body's block: a memory op has one entry
   // (its lane's), a compute or sync op one per wave group.
@@ -127,10 +134,6 @@ class KernelRun {
     const std::uint32_t simds = gpu.cu.simds;
     shape_.groups = std::max<std::uint32_t>(1, (kp.waves + simds - 1) / simds);
     shape_.lanes = shape_.groups + kFirstGroupLane;
-    std::uint32_t carried = 1;
-    for (const auto& c : kp.body.carried) carried = std::max<std::uint32_t>(carried, c.distance);
-    shape_.lookahead = carried;
-    shape_.ring = std::bit_ceil(2 * carried + 2);
     std::array<std::size_t, 3> widths{};
     for (std::uint8_t b = 0; b < 3; ++b) {
       const CompiledBody& body = shape_.body(b);
@@ -147,8 +150,44 @@ class KernelRun {
     shape_.epi_offset = widths[0];
     shape_.loop_offset = shape_.epi_offset + widths[2];
     shape_.loop_stride = widths[1];
-    shape_.table_size = shape_.loop_offset + shape_.ring * shape_.loop_stride;
     pipes_ = PipeCosts(gpu, mfma_, engine_);
+  }
+
+  // Whether batching the loop's iterations (EngineOptions::loop_batch) keeps this kernel's timing,
+  // as measured against unbatched runs (docs/model.md): it keeps a kernel's throughput, not a lone
+  // workgroup's critical path (so the grid must fill kBatchRounds rounds of the GPU's `slots`);
+  // only a workgroup alone on its CU keeps its pipes' interleaving (its lanes advance in step, while
+  // several workgroups' batches would interleave coarsely); a loop without prefetch pays each
+  // iteration's load latency, a batch only once; and a pass must span kBatchMinSteps batches.
+  bool batching_keeps_timing(const KernelProgram& kp, std::uint64_t slots) const {
+    const std::uint32_t batch = std::max<std::uint32_t>(1, options_.loop_batch);
+    if (batch == 1 || per_cu_ != 1 || kp.inner_rows == 0 || kp.workgroups() < kBatchRounds * slots) return false;
+    std::uint32_t carried = 1;
+    for (const auto& c : kp.body.carried) carried = std::max<std::uint32_t>(carried, c.distance);
+    if (carried < 2) return false;
+    const workloads::Problem& p = shape_.pp->problem;
+    const std::uint64_t rows = kp.inner_is_keys ? p.seqlen_k : p.seqlen_q;
+    const std::uint64_t full_pass = (rows + kp.inner_rows - 1) / kp.inner_rows * (kp.walks_group ? kp.group : 1);
+    return full_pass >= kBatchMinSteps * batch;
+  }
+
+  // Sets the loop iterations per step and what depends on it. A dependence d >= 1 iterations back
+  // lets an operation start d - 1 iterations before its dependence's next ones finish (d = 2: a
+  // load one iteration ahead of the compute); in steps that is 1 + ceil((d - 1) / batch) steps
+  // back, which keeps the overlap (a step's loads during the step before) and is d for a batch of 1.
+  void set_batch(std::uint32_t batch) {
+    const KernelProgram& kp = *shape_.kp;
+    shape_.batch = batch = std::max<std::uint32_t>(1, batch);
+    const auto steps = [batch](std::uint32_t d) { return d == 0 ? 0 : 1 + (d - 1 + batch - 1) / batch; };
+    std::uint32_t carried = 1;
+    shape_.carried_steps.clear();
+    for (const auto& c : kp.body.carried) {
+      carried = std::max<std::uint32_t>(carried, c.distance);
+      shape_.carried_steps.push_back(static_cast<std::uint16_t>(steps(c.distance)));
+    }
+    shape_.lookahead = steps(carried);
+    shape_.ring = std::bit_ceil(2 * shape_.lookahead + 2);
+    shape_.table_size = shape_.loop_offset + shape_.ring * shape_.loop_stride;
   }
 
   KernelResult run(Tick launch) {
@@ -170,6 +209,9 @@ class KernelRun {
     xcds_ = gpu_.dispatch.xcds_per_partition;
     cus_per_xcd_ = gpu_.chip.cus_per_xcd;
     per_cu_ = r.occupancy.workgroups_per_cu;
+    const std::uint64_t slots = static_cast<std::uint64_t>(xcds_) * cus_per_xcd_ * per_cu_;
+    set_batch(batching_keeps_timing(kp, slots) ? options_.loop_batch : 1);
+    r.loop_batch = shape_.batch;
     cus_.clear();
     cus_.reserve(static_cast<std::size_t>(xcds_) * cus_per_xcd_);
     for (std::uint32_t i = 0; i < xcds_ * cus_per_xcd_; ++i) cus_.emplace_back(gpu_, engine_.hz(), r.start);
@@ -270,7 +312,7 @@ class KernelRun {
       std::fill(s.ring.begin(), s.ring.end(), -1);
       for (std::uint32_t l = 0; l < shape_.lanes; ++l) {
         Lane& lane = s.lanes[l];
-        lane.cursor.emplace(*shape_.pp, kp, wg, &shape_.filters[std::min(l, kFirstGroupLane)]);
+        lane.cursor.emplace(*shape_.pp, kp, wg, &shape_.filters[std::min(l, kFirstGroupLane)], shape_.batch);
         lane.has_pending = lane.exhausted = lane.waiting = lane.at_phase = lane.timed = false;
         wake(slot, l, now);
       }
@@ -395,9 +437,9 @@ class KernelRun {
     }
     if (op.body != 1) return true;
     for (std::uint16_t i = op.op->carried_begin; i < op.op->carried_end; ++i) {
-      const auto& c = b.carried[i];
-      if (op.iteration < c.distance) continue;
-      if (!wait_for(finish_of(s, 1, op.iteration - c.distance, c.op, lane))) return false;
+      const std::uint16_t distance = shape_.carried_steps[i];
+      if (op.iteration < distance) continue;
+      if (!wait_for(finish_of(s, 1, op.iteration - distance, b.carried[i].op, lane))) return false;
     }
     if (lane == kLoadLane && op.iteration >= shape_.lookahead) {
       // Loads run at most `lookahead` iterations ahead of the loop's end (the buffers they fill).
@@ -465,19 +507,20 @@ class KernelRun {
         // A barrier: every wave group must arrive; the last one releases all.
         s.join_time = std::max(s.join_time, now);
         if (++s.joined < shape_.groups) return;
-        const Finish finish{s.join_time + op.op->cost.barriers * pipes_.barrier, FinishCause{WaitCause::sync, 0}};
+        const Finish finish{s.join_time + static_cast<Tick>(op.count) * op.op->cost.barriers * pipes_.barrier,
+                            FinishCause{WaitCause::sync, 0}};
         s.joined = 0;
         s.join_time = 0;
         for (std::uint32_t g = kFirstGroupLane; g < shape_.lanes; ++g) {
           s.lanes[g].has_pending = false;
           if (g != l) wake(slot, g, now);
         }
-        ++result_->tile_ops;
+        result_->tile_ops += op.count;
         record(slot, s, op, l, finish, now);
         continue;
       }
       const Finish finish = l < kFirstGroupLane ? issue_memory(s, l, op, now) : issue_compute(s, op, l, waited_on, now);
-      if (l <= kFirstGroupLane) ++result_->tile_ops;  // a memory op, or a compute op of every group
+      if (l <= kFirstGroupLane) result_->tile_ops += op.count;  // a memory op, or a compute op of every group
       lane.has_pending = false;
       record(slot, s, op, l, finish, now);
     }
@@ -518,19 +561,30 @@ class KernelRun {
     const std::uint32_t g = l - kFirstGroupLane;
     GroupWork w;
     w.cost = &op.op->cost;
-    w.masked = op.masked;
+    w.masked_count = op.masked_count;
+    w.count = op.count;
     w.waited_on = waited_on;
     // A workgroup of fewer waves than SIMDs sits on the SIMDs the dispatcher chose for it.
     w.simd0 = shape_.kp->waves >= simds ? 0 : s.simd0;
     w.simds = shape_.waves_in_group(g, simds);
-    result_->mfma_instructions += static_cast<std::uint64_t>(w.cost->mfma) * w.simds;
+    const std::uint64_t n = op.count;
+    result_->mfma_instructions += n * w.cost->mfma * w.simds;
     result_->valu_instructions +=
-        static_cast<std::uint64_t>(w.cost->valu + (w.masked ? w.cost->mask_valu : 0)) * w.simds;
-    result_->trans_instructions += static_cast<std::uint64_t>(w.cost->trans) * w.simds;
-    result_->lds_bytes += (w.cost->lds_read + w.cost->lds_write) * w.simds;
+        (n * w.cost->valu + static_cast<std::uint64_t>(op.masked_count) * w.cost->mask_valu) * w.simds;
+    result_->trans_instructions += n * w.cost->trans * w.simds;
+    result_->lds_bytes += n * (w.cost->lds_read + w.cost->lds_write) * w.simds;
     Finish f;
     f.time = cus_[s.cu].compute(now, w, pipes_, &f.cause.bound);
     return f;
+  }
+
+  // Calls f(tile) for every tile of `op`, issued by lane `l`, in each loop iteration it covers.
+  template <class F>
+  void for_each_iteration_tile(Resident& s, std::uint32_t l, const TileOp& op, F&& f) {
+    const workloads::Pass& pass = s.lanes[l].cursor->current_pass();
+    for (std::uint64_t i = op.first; i < op.first + op.count; ++i) {
+      workloads::for_each_tile(*shape_.pp, *shape_.kp, *op.op, pass, i, f);
+    }
   }
 
   // Issues a memory operation's line requests as one batch at `now`: returns when its data is in
@@ -543,16 +597,25 @@ class KernelRun {
     const bool approximate = memory_.mode() == TagMode::approximate;
     if (approximate) {
       spans_.clear();
-      workloads::for_each_tile(pp, *shape_.kp, *op.op, s.lanes[l].cursor->current_pass(), op.iteration, [&](const TileRef& t) {
+      for_each_iteration_tile(s, l, op, [&](const TileRef& t) {
         const workloads::TileRows r = workloads::tile_rows(d, t.slice, t.b, t.head, t.row0, t.rows);
         if (r.rows == 0) return;
-        spans_.push_back(RowSpan{r.address, r.row_bytes, r.stride, static_cast<std::uint32_t>(r.rows), t.row0});
         bytes += r.rows * r.row_bytes;
+        if (!spans_.empty()) {
+          // The next rows of the span before (consecutive tiles of a batch of iterations): one span.
+          RowSpan& p = spans_.back();
+          if (p.row_bytes == r.row_bytes && p.stride == r.stride && p.first_row + p.rows == t.row0 &&
+              p.address + p.rows * p.stride == r.address) {
+            p.rows += static_cast<std::uint32_t>(r.rows);
+            return;
+          }
+        }
+        spans_.push_back(RowSpan{r.address, r.row_bytes, r.stride, static_cast<std::uint32_t>(r.rows), t.row0});
       });
     } else {
       const std::uint64_t line = memory_.line_bytes();
       lines_.clear();
-      workloads::for_each_tile(pp, *shape_.kp, *op.op, s.lanes[l].cursor->current_pass(), op.iteration, [&](const TileRef& t) {
+      for_each_iteration_tile(s, l, op, [&](const TileRef& t) {
         workloads::for_each_run(d, t.slice, t.b, t.head, t.row0, t.rows, [&](std::uint64_t addr, std::uint64_t n) {
           bytes += n;
           for (std::uint64_t la = addr / line * line; la < addr + n; la += line) {
@@ -592,9 +655,13 @@ class KernelRun {
       }
     }
     // Tiles loaded straight into the LDS (or staged through it) are written there by every wave.
+    // A batch's tiles arrive one after another over its duration, each written as it arrives.
     const std::uint64_t lds = op.op->cost.lds_write * shape_.kp->waves;
-    result_->lds_bytes += lds;
-    const Tick written = cu.lds(f.time, lds);
+    result_->lds_bytes += op.count * lds;
+    Tick written = f.time;
+    for (std::uint32_t i = 1; i <= op.count; ++i) {
+      written = std::max(written, cu.lds(now + (f.time - now) * i / op.count, lds));
+    }
     if (written > f.time) f = Finish{written, FinishCause{WaitCause::lds, 0}};
     f.cause.latency_share = latency_share(latency, f.time - now);
     return f;

@@ -20,9 +20,17 @@
 
 namespace attnsim::sim {
 
+// Loop iterations per loop step in the approximate mode unless the user chooses (docs/model.md).
+inline constexpr std::uint32_t kApproximateLoopBatch = 4;
+
 struct EngineOptions {
   bool trace = false;        // record every workgroup's span (for --trace)
   bool approximate = false;  // tags per group of lines (TagMode::approximate; docs/model.md)
+  // Loop iterations each loop-body operation stands for (1: every iteration is timed on its own).
+  // A batch of n issues as one operation of n times the work and tiles; a dependence d >= 1
+  // iterations back becomes 1 + ceil((d - 1) / n) batches back. Part of the approximate mode
+  // (docs/model.md).
+  std::uint32_t loop_batch = 1;
 };
 
 // One workgroup's time on a CU (trace).
@@ -43,6 +51,7 @@ struct KernelResult {
   workloads::KernelKind kind = workloads::KernelKind::fwd;
   Tick launch = 0, start = 0, end = 0;  // launch: when the previous kernel ended
   std::uint64_t workgroups = 0, tile_ops = 0;
+  std::uint32_t loop_batch = 1;   // loop iterations per loop step this kernel ran with
   Occupancy occupancy;
   double clock_hz = 0;            // time-averaged engine clock over the kernel
   double clock_min_hz = 0, clock_max_hz = 0, final_clock_hz = 0;

@@ -4,13 +4,16 @@
 // backward, +2.3 % in L2-to-fabric reads.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "arch/config_error.h"
 #include "report/simulate_point.h"
+#include "sim/engine.h"
 
 using namespace attnsim;
 
@@ -42,6 +45,16 @@ report::PointSpec point_of(const Case& c, bool approximate) {
 }
 
 double relative(double approximate, double exact) { return exact == 0 ? approximate : approximate / exact - 1; }
+
+// The engine issue's bound: time within 1 %, bytes at every level within 2 %.
+void check_within_bound(const nlohmann::json& approx, const nlohmann::json& exact) {
+  CHECK(std::abs(relative(approx["time_us"], exact["time_us"])) <= 0.01);
+  for (const char* level : {"l2_request_bytes", "l2_fabric_read_bytes", "l2_fabric_write_bytes", "mall_hit_bytes",
+                            "hbm_read_bytes", "hbm_write_bytes"}) {
+    CAPTURE(level);
+    CHECK(std::abs(relative(approx["traffic"][level].get<double>(), exact["traffic"][level].get<double>())) <= 0.02);
+  }
+}
 }  // namespace
 
 TEST_CASE("the approximate tag mode stays within 1 % in time and 2 % in bytes per level of the exact mode") {
@@ -59,15 +72,53 @@ TEST_CASE("the approximate tag mode stays within 1 % in time and 2 % in bytes pe
     const nlohmann::json approx = report::simulate_point(point_of(c, true));
     CHECK(exact["tags"] == "exact");
     CHECK(approx["tags"] == "approximate");
-    CHECK(std::abs(relative(approx["time_us"], exact["time_us"])) <= 0.01);
-    for (const char* level : {"l2_request_bytes", "l2_fabric_read_bytes", "l2_fabric_write_bytes", "mall_hit_bytes",
-                              "hbm_read_bytes", "hbm_write_bytes"}) {
-      CAPTURE(level);
-      CHECK(std::abs(relative(approx["traffic"][level].get<double>(), exact["traffic"][level].get<double>())) <= 0.02);
-    }
+    check_within_bound(approx, exact);
     // Requests are counted by the same rules in both modes: what the CUs ask for is identical.
     CHECK(approx["traffic"]["l2_request_bytes"] == exact["traffic"]["l2_request_bytes"]);
   }
+}
+
+TEST_CASE("the approximate mode's loop batching stays within 1 % in time and 2 % in bytes per level of the exact mode") {
+  // Problems whose main kernels batch 4 loop iterations per step (two rounds of workgroups, one
+  // workgroup per CU, prefetching loops of 64 iterations or more): the bound of the engine issue
+  // holds with batching as without (measured: within 0.4 % in time, 0.8 % in bytes).
+  struct Batched {
+    Case c;
+    std::vector<std::string> batched;  // kernels that must run with batch 4
+  };
+  const Batched cases[] = {
+      {{"both", "mi300x", "aiter-v3", 3, 32, 8, 2048, false, workloads::Layout::bshd, "both"}, {"fwd", "bwd_dkdv"}},
+      {{"causal both", "mi300x", "aiter-v3", 4, 32, 8, 2048, true, workloads::Layout::bshd, "both"}, {"bwd_dkdv"}},
+      {{"bhsd causal bwd", "mi300x", "aiter-v3", 2, 32, 8, 4096, true, workloads::Layout::bhsd, "bwd"}, {"bwd_dkdv"}},
+  };
+  for (const Batched& b : cases) {
+    CAPTURE(b.c.name);
+    const nlohmann::json exact = report::simulate_point(point_of(b.c, false));
+    const nlohmann::json approx = report::simulate_point(point_of(b.c, true));
+    for (const auto& k : approx["kernels"]) {
+      CAPTURE(k["name"].get<std::string>());
+      const bool batched = std::find(b.batched.begin(), b.batched.end(), k["name"].get<std::string>()) != b.batched.end();
+      CHECK(k["loop_batch"] == (batched ? sim::kApproximateLoopBatch : 1));
+    }
+    for (const auto& k : exact["kernels"]) CHECK(k["loop_batch"] == 1);
+    check_within_bound(approx, exact);
+    // Batches cover the same tiles: the same operations, instructions and requested bytes.
+    CHECK(approx["traffic"]["l2_request_bytes"] == exact["traffic"]["l2_request_bytes"]);
+    for (std::size_t i = 0; i < exact["kernels"].size(); ++i) {
+      CHECK(approx["kernels"][i]["tile_ops"] == exact["kernels"][i]["tile_ops"]);
+    }
+  }
+}
+
+TEST_CASE("small grids are not batched and batching needs the approximate mode") {
+  // One round of workgroups or fewer: the time is a workgroup's critical path, which batching
+  // would coarsen (measured +3.5 % on this forward), so every iteration is timed.
+  const Case c{"small", "mi300x", "aiter-v3", 1, 16, 4, 1024, false, workloads::Layout::bshd, "both"};
+  report::PointSpec s = point_of(c, true);
+  for (const auto& k : report::simulate_point(s)["kernels"]) CHECK(k["loop_batch"] == 1);
+  s.approximate = false;
+  s.loop_batch = 4;
+  CHECK_THROWS_WITH_AS(report::simulate_point(s), doctest::Contains("--approximate"), arch::ConfigError);
 }
 
 TEST_CASE("with the hashed set index a BHSD backward agrees in both modes and under modulo its heads crowd the sets") {

@@ -220,3 +220,48 @@ TEST_CASE("instruction densities are overridable and marked as such") {
         "--kernel ck,fwd.loop.valu_per_score_lane=-1: error: key 'fwd.loop.valu_per_score_lane': expected a "
         "non-negative number, got \"-1\"");
 }
+
+TEST_CASE("a batching workgroup cursor covers the iterations of the unbatched one in steps") {
+  // Causal backward, 1280 keys: passes of different lengths, masked diagonal tiles. With a batch
+  // of 4 the first and last iteration of each pass are steps of their own and the iterations
+  // between go 4 per step; every step carries the mask count of the iterations it covers.
+  Problem p = d128(1280);
+  p.causal = true;
+  const auto pp = test::build(p, "aiter-v3", Direction::bwd);
+  const auto& kp = pp.kernels[2];
+  const std::uint16_t first_op = 0;  // count each loop step once, at its first operation
+  for (std::uint64_t wg : {std::uint64_t{0}, kp.workgroups() / 2, kp.workgroups() - 1}) {
+    CAPTURE(wg);
+    // The unbatched cursor: per pass, the loop's iterations and which of them are masked.
+    std::vector<std::vector<bool>> masked_of_pass;
+    WorkgroupCursor one(pp, kp, wg);
+    TileOp a;
+    while (one.next(a)) {
+      if (a.body != 1 || a.index != first_op) continue;
+      if (a.pass >= masked_of_pass.size()) masked_of_pass.resize(a.pass + 1);
+      CHECK(a.first == a.iteration);
+      CHECK(a.count == 1);
+      masked_of_pass[a.pass].push_back(a.masked);
+    }
+    REQUIRE_FALSE(masked_of_pass.empty());
+    WorkgroupCursor four(pp, kp, wg, nullptr, 4);
+    std::vector<std::uint64_t> next_first(masked_of_pass.size(), 0);
+    std::uint64_t steps = 0;
+    while (four.next(a)) {
+      if (a.body != 1 || a.index != first_op) continue;
+      const auto& masked = masked_of_pass[a.pass];
+      const std::uint64_t n = masked.size();
+      CHECK(a.first == next_first[a.pass]);  // contiguous, in order
+      const std::uint32_t expected = a.first == 0 || a.first == n - 1 ? 1 : static_cast<std::uint32_t>(std::min<std::uint64_t>(4, n - 1 - a.first));
+      CHECK(a.count == expected);
+      std::uint32_t m = 0;
+      for (std::uint64_t i = a.first; i < a.first + a.count; ++i) m += masked[i] ? 1 : 0;
+      CHECK(a.masked_count == m);
+      CHECK(a.masked == (m > 0));
+      next_first[a.pass] = a.first + a.count;
+      ++steps;
+    }
+    for (std::size_t ps = 0; ps < masked_of_pass.size(); ++ps) CHECK(next_first[ps] == masked_of_pass[ps].size());
+    CHECK(steps > 0);
+  }
+}

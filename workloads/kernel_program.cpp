@@ -446,8 +446,8 @@ bool iteration_masked(const KernelProgram& kp, const Pass& pass, std::uint64_t i
 }
 
 WorkgroupCursor::WorkgroupCursor(const PassPrograms& pp, const KernelProgram& kp, std::uint64_t wg,
-                                 const OpFilter* filter)
-    : pp_(pp), kp_(kp), wg_(wg), npasses_(kp.passes(wg)), filter_(filter) {}
+                                 const OpFilter* filter, std::uint32_t batch)
+    : pp_(pp), kp_(kp), wg_(wg), npasses_(kp.passes(wg)), filter_(filter), batch_(std::max<std::uint32_t>(1, batch)) {}
 
 bool WorkgroupCursor::start_pass() {
   if (pass_index_ >= npasses_) return false;
@@ -469,17 +469,33 @@ bool WorkgroupCursor::next(TileOp& out) {
   }
   for (;;) {
     const CompiledBody& b = body_ == 0 ? kp_.prologue : body_ == 1 ? kp_.body : kp_.epilogue;
-    const std::uint64_t reps = body_ == 1 ? pass_.iterations() : 1;
+    const std::uint64_t iterations = body_ == 1 ? pass_.iterations() : 1;
+    // The first and the last iteration are steps of their own (the pipeline fills and drains as
+    // in the program), the iterations between them batches of batch_.
+    const std::uint64_t middle = iterations > 2 ? (iterations - 2 + batch_ - 1) / batch_ : 0;
+    const std::uint64_t reps = body_ != 1 ? 1 : std::min<std::uint64_t>(iterations, 2) + middle;
     const std::size_t size = filter_ ? filter_->ops[body_].size() : b.ops.size();
     if (op_ < size && iteration_ < reps) {
-      if (body_ == 1 && op_ == 0) masked_ = iteration_masked(kp_, pass_, iteration_);
+      if (op_ == 0) {
+        first_ = body_ == 1 ? step_first(iteration_, iterations) : 0;
+        count_ = body_ != 1 ? 1
+                            : static_cast<std::uint32_t>(
+                                  (iteration_ + 1 == reps ? iterations : step_first(iteration_ + 1, iterations)) - first_);
+        masked_count_ = 0;
+        for (std::uint32_t i = 0; body_ == 1 && i < count_; ++i) {
+          masked_count_ += iteration_masked(kp_, pass_, first_ + i) ? 1 : 0;
+        }
+      }
       const std::uint16_t index = filter_ ? filter_->ops[body_][op_] : op_;
       out.op = &b.ops[index];
       out.index = index;
       out.body = body_;
-      out.masked = body_ == 1 && masked_;
+      out.masked = masked_count_ > 0;
       out.pass = pass_index_;
       out.iteration = iteration_;
+      out.first = first_;
+      out.count = count_;
+      out.masked_count = masked_count_;
       if (++op_ == size) {
         op_ = 0;
         ++iteration_;

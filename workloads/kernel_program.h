@@ -114,9 +114,14 @@ struct TileOp {
   const OpTemplate* op = nullptr;
   std::uint16_t index = 0;       // op index in its body
   std::uint8_t body = 0;         // 0 prologue, 1 loop body, 2 epilogue
-  bool masked = false;           // the tile needs masking work
+  bool masked = false;           // some tile of the operation needs masking work
   std::uint32_t pass = 0;
-  std::uint64_t iteration = 0;
+  std::uint64_t iteration = 0;   // the loop step (a batch of `count` loop iterations), or 0
+  // The loop iterations the operation covers: [first, first + count), of which `masked_count` pay
+  // the mask cost. Outside the loop body: first 0, count 1, masked_count 0.
+  std::uint64_t first = 0;
+  std::uint32_t count = 1;
+  std::uint32_t masked_count = 0;
 };
 
 // The operations of each body (prologue, loop body, epilogue) one reader of a cursor wants: their
@@ -131,7 +136,12 @@ class WorkgroupCursor {
   // Contract: with a filter, yields exactly the operations the unfiltered cursor yields whose index
   // the filter lists for their body (a body with none listed is skipped, however many
   // iterations it has). The filter must outlive the cursor.
-  WorkgroupCursor(const PassPrograms& pp, const KernelProgram& kp, std::uint64_t wg, const OpFilter* filter = nullptr);
+  // With `batch` > 1, each loop-body operation stands for a step of consecutive iterations: the
+  // first and the last iteration of a pass are steps of their own, and the iterations between go
+  // `batch` per step (the last such step takes what remains); the operation carries iteration = j,
+  // the step's index. With batch 1 (the default) every step is one iteration (first == iteration).
+  WorkgroupCursor(const PassPrograms& pp, const KernelProgram& kp, std::uint64_t wg, const OpFilter* filter = nullptr,
+                  std::uint32_t batch = 1);
   // Contract: fills `out` and returns true while operations remain; once it has returned false it
   // keeps returning false.
   bool next(TileOp& out);
@@ -148,7 +158,14 @@ class WorkgroupCursor {
   const OpFilter* filter_;
   std::uint16_t op_ = 0;  // the position in the body (in the filter's list with a filter)
   std::uint64_t iteration_ = 0;
-  bool masked_ = false;
+  std::uint32_t batch_ = 1;
+  std::uint64_t first_ = 0;                      // of the current loop step
+  std::uint32_t count_ = 1, masked_count_ = 0;
+  // The first iteration of loop step j of a pass of `iterations`: iteration 0 and the last
+  // iteration are steps of their own, the ones between go batch_ per step.
+  std::uint64_t step_first(std::uint64_t j, std::uint64_t iterations) const {
+    return j == 0 ? 0 : std::min(1 + (j - 1) * batch_, iterations - 1);
+  }
   bool started_ = false;
   bool done_ = false;
 };
