@@ -70,12 +70,14 @@ BatchTiming MemoryPath::read_spans(std::uint32_t xcd, const RowSpan* spans, std:
         c.ea_rdreq += miss_lines;
         c.ea_rdreq_128b += miss_lines;
         fetch = misses | (misses << 1);
+        MemorySideChannels side(*this);
         for_each_line(key, shape, request, [&](std::uint64_t line, std::uint64_t, std::uint32_t first) {
           const std::uint32_t ch = l2_channel(inst, line);
           l2_demand_.add(ch, 128);
           if (!((misses >> first) & 1)) return;
           link_demand_.add(ch, 128);
-          mall_demand_.add(mall_channel(line), 128);
+          side.of(line);
+          mall_demand_.add(side.mall, 128);
         });
       } else {
         for_each_line(key, shape, request, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t first) {
@@ -171,17 +173,20 @@ BatchTiming MemoryPath::atomic_spans(std::uint32_t xcd, const RowSpan* spans, st
       c.ea_wrreq_64b += chunks;
       c.hbm_write_bytes += 64 * chunks;
       c.hbm_read_bytes += 64 * count_units(missed);
+      // Both chunks of a line lie in one interleave chunk of the memory side: one MALL and HBM
+      // channel, the same for every line of the chunk (found once per chunk).
+      MemorySideChannels side(*this);
       for_each_line(key, shape, units, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t) {
         const LineRange r = line_range(key, line, lo, hi);
         const std::uint32_t ch = l2_channel(inst, line);
         c.atomic_bytes += r.hi - r.lo;
         l2_demand_.add(ch, r.hi - r.lo);
-        // Both chunks of a line lie in one interleave chunk of the memory side: one MALL and HBM channel.
         const auto written = static_cast<std::uint32_t>(64 * count_units(line_units));
         const auto read = static_cast<std::uint32_t>(64 * count_units(line_units & missed));
         link_demand_.add(ch, written);
-        if (has_mall_) mall_demand_.add(mall_channel(line), written);
-        hbm_demand_.add(hbm_channel(line), read + written);
+        side.of(line);
+        if (has_mall_) mall_demand_.add(side.mall, written);
+        hbm_demand_.add(side.hbm, read + written);
       });
     });
   }

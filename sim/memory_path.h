@@ -161,6 +161,21 @@ class MemoryPath {
   std::uint32_t mall_channel(std::uint64_t address) const {
     return static_cast<std::uint32_t>(mall_channels_.mod(fold(interleave_.div(address))));
   }
+  // The MALL and HBM channels of the memory-side interleave chunk of the last address asked for,
+  // found again only when the chunk changes (a row of lines usually lies in one chunk).
+  struct MemorySideChannels {
+    explicit MemorySideChannels(const MemoryPath& m) : path(&m) {}
+    void of(std::uint64_t address) {
+      const std::uint64_t c = path->interleave_.div(address);
+      if (c == chunk) return;
+      chunk = c;
+      mall = path->has_mall_ ? path->mall_channel(address) : 0;
+      hbm = path->hbm_channel(address);
+    }
+    const MemoryPath* path;
+    std::uint64_t chunk = ~std::uint64_t{0};
+    std::uint32_t mall = 0, hbm = 0;
+  };
   // Consecutive interleave-sized chunks go to consecutive channels (NPS1).
   std::uint32_t hbm_channel(std::uint64_t address) const {
     return static_cast<std::uint32_t>(hbm_channels_.mod(fold(interleave_.div(address))));
