@@ -73,6 +73,14 @@ TEST_CASE("bad input exits with code 2 and a message naming the problem") {
   CHECK(bad_flag.exit_code == 2);
   const Run nothing = run_attnsim("");
   CHECK(nothing.exit_code == 2);
+  // Loop batching belongs to the approximate mode, and a batch of 0 iterations means nothing.
+  const Run exact_batch = run_attnsim("run --loop-batch 4");
+  CHECK(exact_batch.exit_code == 2);
+  CHECK(contains(exact_batch.out, "--loop-batch 4: error: key 'loop_batch'"));
+  CHECK(contains(exact_batch.out, "--approximate"));
+  const Run zero_batch = run_attnsim("run --approximate --loop-batch 0");
+  CHECK(zero_batch.exit_code == 2);
+  CHECK(contains(zero_batch.out, "--loop-batch"));
 }
 
 TEST_CASE("every command's --help explains itself with an example") {
