@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/bandwidth_server.h"
 #include "sim/time.h"
 
 namespace attnsim::sim {
@@ -22,7 +23,7 @@ class BackfillServer {
   void set_rate(double bytes_per_second) { ps_per_byte_ = 1e12 / bytes_per_second; }
 
   Tick serve(Tick arrival, std::uint64_t bytes) {
-    Tick need = static_cast<Tick>(static_cast<double>(bytes) * ps_per_byte_ + 0.5);
+    Tick need = transfer_time(bytes, ps_per_byte_);
     busy_ += need;
     if (need == 0) return arrival;
     Tick t = arrival;

@@ -8,6 +8,11 @@
 
 namespace attnsim::sim {
 
+// The time `bytes` take at `ps_per_byte`, rounded to the nearest picosecond.
+inline Tick transfer_time(std::uint64_t bytes, double ps_per_byte) {
+  return static_cast<Tick>(static_cast<double>(bytes) * ps_per_byte + 0.5);
+}
+
 // A resource that serves requests in the order they are presented, at a fixed rate (a channel,
 // a link, a pipe).
 class BandwidthServer {
@@ -17,7 +22,7 @@ class BandwidthServer {
   // Time the request's last byte has passed the server.
   Tick serve(Tick arrival, std::uint64_t bytes) {
     const Tick start = std::max(arrival, free_);
-    free_ = start + static_cast<Tick>(static_cast<double>(bytes) * ps_per_byte_ + 0.5);
+    free_ = start + transfer_time(bytes, ps_per_byte_);
     busy_ += free_ - start;
     return free_;
   }

@@ -99,6 +99,12 @@ struct KernelShape {
 std::uint32_t phase_of(const TileOp& op) { return op.pass * 3 + op.body; }
 constexpr std::uint32_t kLoadLane = 0, kStoreLane = 1, kFirstGroupLane = 2;
 bool is_memory_op(const OpTemplate& op) { return op.pipe == Pipe::memory; }
+// The longest carried distance of a loop body, in iterations (1 without carried dependences).
+std::uint32_t max_carried_distance(const CompiledBody& body) {
+  std::uint32_t d = 1;
+  for (const auto& c : body.carried) d = std::max<std::uint32_t>(d, c.distance);
+  return d;
+}
 std::uint32_t memory_lane(const OpTemplate& op) { return workloads::is_store(op.action) ? kStoreLane : kLoadLane; }
 
 const arch::MatrixInstruction* instruction_of(const arch::GpuSpec& gpu, const KernelProgram& kp) {
@@ -162,9 +168,7 @@ class KernelRun {
   bool batching_keeps_timing(const KernelProgram& kp, std::uint64_t slots) const {
     const std::uint32_t batch = std::max<std::uint32_t>(1, options_.loop_batch);
     if (batch == 1 || per_cu_ != 1 || kp.inner_rows == 0 || kp.workgroups() < kBatchRounds * slots) return false;
-    std::uint32_t carried = 1;
-    for (const auto& c : kp.body.carried) carried = std::max<std::uint32_t>(carried, c.distance);
-    if (carried < 2) return false;
+    if (max_carried_distance(kp.body) < 2) return false;
     const workloads::Problem& p = shape_.pp->problem;
     const std::uint64_t rows = kp.inner_is_keys ? p.seqlen_k : p.seqlen_q;
     const std::uint64_t full_pass = (rows + kp.inner_rows - 1) / kp.inner_rows * (kp.walks_group ? kp.group : 1);
@@ -179,13 +183,9 @@ class KernelRun {
     const KernelProgram& kp = *shape_.kp;
     shape_.batch = batch = std::max<std::uint32_t>(1, batch);
     const auto steps = [batch](std::uint32_t d) { return d == 0 ? 0 : 1 + (d - 1 + batch - 1) / batch; };
-    std::uint32_t carried = 1;
     shape_.carried_steps.clear();
-    for (const auto& c : kp.body.carried) {
-      carried = std::max<std::uint32_t>(carried, c.distance);
-      shape_.carried_steps.push_back(static_cast<std::uint16_t>(steps(c.distance)));
-    }
-    shape_.lookahead = steps(carried);
+    for (const auto& c : kp.body.carried) shape_.carried_steps.push_back(static_cast<std::uint16_t>(steps(c.distance)));
+    shape_.lookahead = steps(max_carried_distance(kp.body));
     shape_.ring = std::bit_ceil(2 * shape_.lookahead + 2);
     shape_.table_size = shape_.loop_offset + shape_.ring * shape_.loop_stride;
   }
