@@ -23,5 +23,6 @@ std::string_view to_string(L2Scope s) { return s == L2Scope::per_xcd ? "per_xcd"
 std::string_view to_string(WritePolicy p) { return p == WritePolicy::write_back ? "write_back" : "write_through"; }
 std::string_view to_string(DispatchOrder) { return "round_robin"; }
 std::string_view to_string(SetIndex i) { return i == SetIndex::modulo ? "modulo" : "hashed"; }
+std::string_view to_string(AtomicSite a) { return a == AtomicSite::memory_side ? "memory_side" : "l2"; }
 
 }  // namespace attnsim::arch

@@ -34,6 +34,11 @@ std::string_view to_string(WritePolicy p);
 enum class SetIndex { modulo, hashed };
 std::string_view to_string(SetIndex i);
 
+// Where device-scope atomic read-modify-writes are performed: beyond the L2, at the memory side
+// (MI300X, whose eight L2s are not coherent with each other), or in the L2 (NVIDIA's L2 slices).
+enum class AtomicSite { memory_side, l2 };
+std::string_view to_string(AtomicSite a);
+
 // How workgroup ids are spread over the XCDs of a partition; round_robin: WG i -> XCD i mod n.
 enum class DispatchOrder { round_robin };
 std::string_view to_string(DispatchOrder o);
@@ -131,6 +136,7 @@ struct L2Spec : CacheSpec {
   std::uint32_t writeback_queue = 0;  // dirty lines per channel that may wait to be written back
   WritePolicy write_policy = WritePolicy::write_back;
   SetIndex set_index = SetIndex::hashed;
+  AtomicSite atomics = AtomicSite::memory_side;  // where device-scope atomics are performed
 };
 
 // The link from an L2 to the fabric.

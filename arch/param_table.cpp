@@ -124,6 +124,9 @@ template <> struct choices<WritePolicy> {
 template <> struct choices<SetIndex> {
   static constexpr std::array values{SetIndex::modulo, SetIndex::hashed};
 };
+template <> struct choices<AtomicSite> {
+  static constexpr std::array values{AtomicSite::memory_side, AtomicSite::l2};
+};
 template <> struct choices<DispatchOrder> {
   static constexpr std::array values{DispatchOrder::round_robin};
 };
@@ -419,6 +422,8 @@ std::vector<ParamDecl> build_table() {
   t.push_back(choice("l2.write_policy", ATTNSIM_FIELD(l2.write_policy), "L2 write policy"));
   t.push_back(choice("l2.set_index", ATTNSIM_FIELD(l2.set_index),
                      "L2 set index: line mod sets, or hashed with the address bits above it"));
+  t.push_back(choice("l2.atomics", ATTNSIM_FIELD(l2.atomics),
+                     "where device-scope atomics are performed: beyond the L2 at the memory side, or in the L2"));
 
   t.push_back(quantity("fabric.l2_link_bandwidth", ATTNSIM_FIELD(fabric.l2_link_bandwidth), 1, 65536,
                        "bytes per clock from one L2 channel to the fabric"));

@@ -30,7 +30,7 @@ struct MicroState {
 };
 
 bool memory_pattern(const std::string& p) {
-  return p == "stream-read" || p == "stream-write" || p == "copy" || p == "chase";
+  return p == "stream-read" || p == "stream-write" || p == "copy" || p == "chase" || p == "atomic";
 }
 
 void run_memory(const MicroState& st, const arch::GpuSpec& gpu) {
@@ -73,6 +73,11 @@ void run_memory(const MicroState& st, const arch::GpuSpec& gpu) {
     j["counters"] = r.counters.to_json(gpu.vendor);
     j["hbm_utilisation"] = r.hbm_utilisation;
   }
+  if (r.pattern == "atomic") {
+    j["atomic_adds_per_s"] = r.bandwidth_bytes_per_s / 4;  // fp32 adds
+    j["latency_ns"] = r.latency_ns;
+    j["atomics_site"] = arch::to_string(gpu.l2.atomics);
+  }
   if (st.json) {
     std::cout << j.dump(2) << "\n";
     return;
@@ -84,6 +89,11 @@ void run_memory(const MicroState& st, const arch::GpuSpec& gpu) {
   } else {
     std::cout << "  bandwidth " << fixed(r.bandwidth_bytes_per_s / 1e12, 2) << " TB/s (" << r.inflight
               << " lines in flight per CU; HBM busy " << fixed(100 * r.hbm_utilisation, 0) << " %)\n";
+  }
+  if (r.pattern == "atomic") {
+    std::cout << "  " << fixed(r.bandwidth_bytes_per_s / 4 / 1e9, 1) << " G fp32 atomic adds/s, performed at "
+              << arch::to_string(gpu.l2.atomics) << "; one at a time across the XCDs: " << fixed(r.latency_ns, 1)
+              << " ns each\n";
   }
 }
 
@@ -148,7 +158,7 @@ void add_micro_command(CLI::App& app) {
   CLI::App* c = app.add_subcommand("micro", "Microbenchmarks on the simulated hardware: compute on one CU, memory streams and chases");
   st->arch.add_to(*c);
   c->add_option("--pattern", st->o.pattern,
-                "mfma, valu, trans, mfma+trans, lds (one CU); stream-read, stream-write, copy, chase (memory)")
+                "mfma, valu, trans, mfma+trans, lds (one CU); stream-read, stream-write, copy, chase, atomic (memory)")
       ->capture_default_str();
   c->add_option("--level", st->m.level, "memory patterns: l2, mall or hbm (sets the default footprint)")
       ->capture_default_str();
@@ -168,7 +178,8 @@ void add_micro_command(CLI::App& app) {
       "  attnsim micro --pattern mfma+trans --trans-per-mfma 2 --json\n"
       "  attnsim micro --pattern lds --lds-stride 32 --waves 4\n"
       "  attnsim micro --pattern stream-read --level hbm\n"
-      "  attnsim micro --pattern chase --level mall --json");
+      "  attnsim micro --pattern chase --level mall --json\n"
+      "  attnsim micro --pattern atomic --footprint 128B   (every CU of every XCD into one line)");
   c->callback([st] { run_micro(*st); });
 }
 

@@ -39,6 +39,11 @@ void MemoryPath::evict_group(std::uint32_t inst, std::uint64_t key, const GroupS
 }
 
 BatchTiming MemoryPath::read_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n, Tick t, TrafficCounters& c) {
+  return time_read_batch(gpu_->l2_instance_of(xcd), t, fill_spans(xcd, spans, n, c, false), c, l2_read_);
+}
+
+MemoryPath::FillSummary MemoryPath::fill_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n,
+                                               TrafficCounters& c, bool atomic) {
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
   GroupCache& l2 = l2_groups_[inst];
   const auto on_evict = [&](std::uint64_t key, const GroupShape& shape, std::uint64_t dirty) {
@@ -51,7 +56,8 @@ BatchTiming MemoryPath::read_spans(std::uint32_t xcd, const RowSpan* spans, std:
     for_each_group(spans[i], [&](std::uint64_t key, const GroupShape& shape, std::uint64_t units, std::uint64_t lo,
                                  std::uint64_t hi) {
       const std::uint64_t request = whole_lines(units);
-      const std::uint64_t hits = l2.access(key, shape, request, request, 0, on_evict);
+      // An in-L2 atomic's read-modify-write fills the line and leaves it dirty.
+      const std::uint64_t hits = l2.access(key, shape, request, request, atomic ? request : 0, on_evict);
       // The L2: every line a request, hit or miss; the misses' sectors go beyond.
       const auto lines = count_units(line_starts(request));
       const auto hit_lines = count_units(line_starts(request & hits));
@@ -65,8 +71,12 @@ BatchTiming MemoryPath::read_spans(std::uint32_t xcd, const RowSpan* spans, std:
         // rule's outcome for a whole line); count them per group, put each line on its channels.
         const std::uint64_t misses = line_starts(request) & ~line_starts(request & hits);
         const std::uint64_t miss_lines = lines - hit_lines;
-        c.requested_read_bytes += 128 * lines;
-        c.read_sectors += 4 * lines;
+        if (atomic) {
+          c.atomic_bytes += 128 * lines;
+        } else {
+          c.requested_read_bytes += 128 * lines;
+          c.read_sectors += 4 * lines;
+        }
         c.ea_rdreq += miss_lines;
         c.ea_rdreq_128b += miss_lines;
         fetch = misses | (misses << 1);
@@ -83,8 +93,12 @@ BatchTiming MemoryPath::read_spans(std::uint32_t xcd, const RowSpan* spans, std:
         for_each_line(key, shape, request, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t first) {
           const LineRange r = line_range(key, line, lo, hi);
           const std::uint32_t ch = l2_channel(inst, line);
-          c.requested_read_bytes += r.hi - r.lo;
-          c.read_sectors += sectors_touched(r.lo, r.hi);
+          if (atomic) {
+            c.atomic_bytes += r.hi - r.lo;
+          } else {
+            c.requested_read_bytes += r.hi - r.lo;
+            c.read_sectors += sectors_touched(r.lo, r.hi);
+          }
           l2_demand_.add(ch, r.hi - r.lo);
           if (hits & line_units) return;
           const SectorRequest f = sector_request(r.lo, r.hi, c);
@@ -122,7 +136,7 @@ BatchTiming MemoryPath::read_spans(std::uint32_t xcd, const RowSpan* spans, std:
       });
     });
   }
-  return time_read_batch(inst, t, latency_sum, fetched, from_hbm, c);
+  return FillSummary{latency_sum, fetched, from_hbm};
 }
 
 BatchTiming MemoryPath::write_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n, Tick t,
@@ -156,6 +170,8 @@ BatchTiming MemoryPath::write_spans(std::uint32_t xcd, const RowSpan* spans, std
 BatchTiming MemoryPath::atomic_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n, Tick t,
                                      TrafficCounters& c) {
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
+  if (l2_atomics_) return time_l2_atomic_batch(inst, t, fill_spans(xcd, spans, n, c, true), c);
+  bool mall_missed = false;
   for (std::size_t i = 0; i < n; ++i) {
     for_each_group(spans[i], [&](std::uint64_t key, const GroupShape& shape, std::uint64_t units, std::uint64_t lo,
                                  std::uint64_t hi) {
@@ -173,6 +189,7 @@ BatchTiming MemoryPath::atomic_spans(std::uint32_t xcd, const RowSpan* spans, st
       c.ea_wrreq_64b += chunks;
       c.hbm_write_bytes += 64 * chunks;
       c.hbm_read_bytes += 64 * count_units(missed);
+      if (missed) mall_missed = true;
       // Both chunks of a line lie in one interleave chunk of the memory side: one MALL and HBM
       // channel, the same for every line of the chunk (found once per chunk).
       MemorySideChannels side(*this);
@@ -190,7 +207,7 @@ BatchTiming MemoryPath::atomic_spans(std::uint32_t xcd, const RowSpan* spans, st
       });
     });
   }
-  return time_atomic_batch(t);
+  return time_atomic_batch(t, mall_missed);
 }
 
 }  // namespace attnsim::sim

@@ -13,33 +13,39 @@ constexpr std::size_t kPrefetchAhead = 8;  // lines whose tag sets are fetched a
 BatchTiming MemoryPath::read_batch(std::uint32_t xcd, const LineRequest* lines, std::size_t n, Tick t,
                                    TrafficCounters& c) {
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
-  Tick latency_sum = 0;
-  bool fetched = false, from_hbm = false;
+  return time_read_batch(inst, t, fill_lines(xcd, lines, n, c, false), c, l2_read_);
+}
+
+MemoryPath::FillSummary MemoryPath::fill_lines(std::uint32_t xcd, const LineRequest* lines, std::size_t n,
+                                               TrafficCounters& c, bool atomic) {
+  const std::uint32_t inst = gpu_->l2_instance_of(xcd);
+  FillSummary f;
   for (std::size_t i = 0; i < std::min(n, kPrefetchAhead); ++i) prefetch(xcd, lines[i].address);
   for (std::size_t i = 0; i < n; ++i) {
     if (i + kPrefetchAhead < n) prefetch(xcd, lines[i + kPrefetchAhead].address);
     const LineRequest& q = lines[i];
-    const ReadRoute r = route_read(inst, q, c);
+    const ReadRoute r = route_read(inst, q, c, atomic);
     l2_demand_.add(r.channel, q.hi - q.lo);
     if (r.evicted) victims_.push_back(Victim{r.channel, r.victim});
-    latency_sum += read_latency(r);
+    f.latency_sum += read_latency(r);
     if (r.hit) continue;
-    fetched = true;
+    f.fetched = true;
     link_demand_.add(r.channel, r.fetch.size);
     if (mall_) mall_demand_.add(mall_channel(r.fetch.address), r.fetch.size);
     if (r.fetch.hbm_bytes) {
-      from_hbm = true;
+      f.from_hbm = true;
       hbm_demand_.add(hbm_channel(r.fetch.address), r.fetch.hbm_bytes);
     }
   }
-  return time_read_batch(inst, t, latency_sum, fetched, from_hbm, c);
+  return f;
 }
 
-BatchTiming MemoryPath::time_read_batch(std::uint32_t inst, Tick t, Tick latency_sum, bool fetched, bool from_hbm,
-                                        TrafficCounters& c) {
-  BatchTiming b{t, latency_sum, WaitCause::l2, 0};
+BatchTiming MemoryPath::time_read_batch(std::uint32_t inst, Tick t, const FillSummary& f, TrafficCounters& c,
+                                        std::vector<BandwidthServer>& l2) {
+  const bool fetched = f.fetched, from_hbm = f.from_hbm;
+  BatchTiming b{t, f.latency_sum, WaitCause::l2, 0};
   const Tick arrival = t + l1_latency_;
-  Tick l2_done = l2_demand_.serve(l2_read_, arrival);
+  Tick l2_done = l2_demand_.serve(l2, arrival);
   // Dirty victims take write-back queue slots; the batch waits only while a queue is full.
   for (const Victim& v : victims_) l2_done = std::max(l2_done, evict(v.channel, inst, v.line, arrival, c));
   victims_.clear();
@@ -96,6 +102,8 @@ BatchTiming MemoryPath::time_write_batch(std::uint32_t inst, Tick t, std::size_t
 BatchTiming MemoryPath::atomic_batch(std::uint32_t xcd, const LineRequest* lines, std::size_t n, Tick t,
                                      TrafficCounters& c) {
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
+  if (l2_atomics_) return time_l2_atomic_batch(inst, t, fill_lines(xcd, lines, n, c, true), c);
+  bool mall_missed = false;
   for (std::size_t i = 0; i < n; ++i) {
     if (mall_ && i + kPrefetchAhead < n) mall_->prefetch(lines[i + kPrefetchAhead].address);
     const LineRequest& q = lines[i];
@@ -107,19 +115,23 @@ BatchTiming MemoryPath::atomic_batch(std::uint32_t xcd, const LineRequest* lines
       link_demand_.add(ch, 64);
       if (mall_) mall_demand_.add(mall_channel(f.address), f.size);
       hbm_demand_.add(hbm_channel(f.address), f.hbm_bytes + 64);
+      mall_missed = mall_missed || f.hbm_bytes > 0;
     });
   }
-  return time_atomic_batch(t);
+  return time_atomic_batch(t, mall_missed);
 }
 
-BatchTiming MemoryPath::time_atomic_batch(Tick t) {
-  // Atomics are posted: they hold no window slot; `finish` is when the memory side has performed them.
-  BatchTiming b{t, 0, WaitCause::hbm, l1_latency_ + mall_latency_ + hbm_latency_};
+BatchTiming MemoryPath::time_atomic_batch(Tick t, bool mall_missed) {
+  // Atomics are posted: they hold no window slot; `finish` is when the memory side has performed
+  // them (every channel on their way has served them) and the acknowledgement is back: the round
+  // trip of a memory-side cache hit, or of HBM when a chunk's read missed it.
+  const Tick latency = l1_latency_ + l2_latency_ + mall_latency_ + (mall_missed ? hbm_latency_ : 0);
+  BatchTiming b{t, 0, WaitCause::hbm, latency};
   const Tick at = l2_demand_.serve(l2_write_, t + l1_latency_);
   Tick beyond = link_demand_.serve(link_, at);
   if (has_mall_) beyond = std::max(beyond, mall_demand_.serve(mall_ch_, at));
   beyond = std::max(beyond, hbm_demand_.serve(hbm_ch_, at));
-  b.finish = beyond + mall_latency_ + hbm_latency_;
+  b.finish = beyond + latency - l1_latency_;
   return b;
 }
 

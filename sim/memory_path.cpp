@@ -23,6 +23,7 @@ MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz, TagMode mode)
   if (gpu.mall.present) mall_channels_ = Divisor(gpu.mall.channels);
   mode_ = mode;
   has_mall_ = gpu.mall.present;
+  l2_atomics_ = gpu.l2.atomics == arch::AtomicSite::l2;
   const std::uint32_t instances = gpu.l2_instances();
   for (std::uint32_t i = 0; i < instances; ++i) {
     if (mode == TagMode::exact) {
@@ -95,12 +96,16 @@ MemoryPath::Fetch MemoryPath::route_fetch(std::uint64_t address, std::uint32_t s
   return f;
 }
 
-MemoryPath::ReadRoute MemoryPath::route_read(std::uint32_t inst, const LineRequest& q, TrafficCounters& c) {
+MemoryPath::ReadRoute MemoryPath::route_read(std::uint32_t inst, const LineRequest& q, TrafficCounters& c, bool atomic) {
   ReadRoute r;
   r.channel = l2_channel(inst, q.address);
-  c.requested_read_bytes += q.hi - q.lo;
-  c.read_sectors += sectors_touched(q.lo, q.hi);
-  r.hit = l2_[inst].access_line(q.address, false, r.evicted, r.victim);
+  if (atomic) {
+    c.atomic_bytes += q.hi - q.lo;
+  } else {
+    c.requested_read_bytes += q.hi - q.lo;
+    c.read_sectors += sectors_touched(q.lo, q.hi);
+  }
+  r.hit = l2_[inst].access_line(q.address, atomic, r.evicted, r.victim);
   ++c.tcc_req;
   if (r.hit) {
     ++c.tcc_hit;
@@ -139,8 +144,12 @@ Tick MemoryPath::time_fetch(const Fetch& f, Tick t) {
 Tick MemoryPath::read(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
                       TrafficCounters& c) {
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
-  const ReadRoute r = route_read(inst, LineRequest{line_address, lo, hi}, c);
-  Tick at = l2_read_[r.channel].serve(t + l1_latency_, hi - lo);
+  return time_route(route_read(inst, LineRequest{line_address, lo, hi}, c), inst, hi - lo, t, l2_read_, c);
+}
+
+Tick MemoryPath::time_route(const ReadRoute& r, std::uint32_t inst, std::uint32_t bytes, Tick t,
+                            std::vector<BandwidthServer>& l2, TrafficCounters& c) {
+  Tick at = l2[r.channel].serve(t + l1_latency_, bytes);
   // A dirty victim goes to the channel's write-back queue; the request waits only while the queue
   // is full (this is what throttles a stream to the slowest level).
   if (r.evicted) at = evict(r.channel, inst, r.victim, at, c);
@@ -168,17 +177,24 @@ std::uint32_t MemoryPath::route_atomic(std::uint32_t inst, const LineRequest& q,
 Tick MemoryPath::atomic(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
                         TrafficCounters& c) {
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
+  if (l2_atomics_) {
+    // Performed in the L2: a read-modify-write of the line, through the L2's write port.
+    return time_route(route_read(inst, LineRequest{line_address, lo, hi}, c, true), inst, hi - lo, t, l2_write_, c);
+  }
   const std::uint32_t ch = route_atomic(inst, LineRequest{line_address, lo, hi}, c);
   const Tick at = l2_write_[ch].serve(t + l1_latency_, hi - lo);
   Tick done = at;
+  bool mall_missed = false;
   // Read-modify-write at the memory side, per 64 B chunk: the line is read (through the MALL, which
   // allocates it) and the sum written to HBM. The channels are reserved when the request reaches
-  // them; the latencies are added to the completion only.
+  // them; the latencies are added to the completion only: the acknowledgement returns from the
+  // memory side once the chunk is read (from HBM on a MALL miss) and summed.
   route_atomic_chunks(line_address, lo, hi, c, [&](const Fetch& f) {
     const Tick read = time_fetch(f, link_[ch].serve(at, 64));
-    done = std::max(done, hbm_ch_[hbm_channel(f.address)].serve(read, 64) + mall_latency_ + hbm_latency_);
+    done = std::max(done, hbm_ch_[hbm_channel(f.address)].serve(read, 64));
+    mall_missed = mall_missed || f.hbm_bytes > 0;
   });
-  return done;
+  return done + l2_latency_ + mall_latency_ + (mall_missed ? hbm_latency_ : 0);
 }
 
 Tick MemoryPath::evict(std::uint32_t ch, std::uint32_t inst, std::uint64_t line_address, Tick t, TrafficCounters& c) {

@@ -52,7 +52,7 @@ enum class TagMode : std::uint8_t { exact, approximate };
 // When a batch of line requests (one tile operation) is done, and for how long it holds the
 // issuing CU's window of outstanding requests.
 struct BatchTiming {
-  Tick finish = 0;       // reads: data back; writes: accepted by the L2; atomics: performed at the memory side
+  Tick finish = 0;       // reads: data back; writes: accepted by the L2; atomics: performed and acknowledged
   Tick latency_sum = 0;  // each request's unloaded round trip, summed (a window slot is held that long)
   WaitCause bound = WaitCause::l2;  // the level whose channels (and latency) set `finish`
   Tick latency = 0;                 // that level's unloaded round trip, part of finish - issue
@@ -66,9 +66,11 @@ struct BatchTiming {
 // the last channel has served it plus the added latency of the deepest level it reached.
 // Assumptions (docs/model.md): an L2 read miss fetches the 32 B sectors its request touches, as
 // one 32, 64 or 128 B request; a dirty line is written back as two 64 B requests; device-scope
-// atomics are performed beyond the L2 (each 64 B chunk one write request); the memory-side cache
-// allocates on reads (atomics included) and passes writes through to HBM; a request that hits a
-// line whose fill is still in flight is timed as a hit.
+// atomics are performed where the arch spec's `l2.atomics` says: at the memory side (each 64 B
+// chunk one write request beyond the L2, read through the memory-side cache and written to HBM) or
+// in the L2 (a read-modify-write of the line: a miss fetches the sectors it touches, the line is
+// left dirty); the memory-side cache allocates on reads (atomics included) and passes writes
+// through to HBM; a request that hits a line whose fill is still in flight is timed as a hit.
 class MemoryPath {
  public:
   // Copyable: a copy is a snapshot of every cache's tags and every server's queue.
@@ -88,7 +90,8 @@ class MemoryPath {
   // allocation evicts a dirty line, the time that line's write-back has been served.
   Tick write(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
              TrafficCounters& c);
-  // A device-scope atomic add to [lo, hi) of a line: the time the memory side has performed it.
+  // A device-scope atomic add to [lo, hi) of a line: the time its acknowledgement is back from the
+  // level that performed it (l2.atomics).
   Tick atomic(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
               TrafficCounters& c);
 
@@ -139,15 +142,31 @@ class MemoryPath {
     std::uint64_t victim = 0;
     Fetch fetch;
   };
-  ReadRoute route_read(std::uint32_t inst, const LineRequest& q, TrafficCounters& c);
+  // `atomic`: an in-L2 atomic's read-modify-write (counted as atomic bytes; the line is left dirty).
+  ReadRoute route_read(std::uint32_t inst, const LineRequest& q, TrafficCounters& c, bool atomic = false);
   // Probes the MALL for `size` bytes at `address` (allocating on a miss) and counts it.
   Fetch route_fetch(std::uint64_t address, std::uint32_t size, TrafficCounters& c);
   // A write request's L2 channel (instance x channel), found by probing the tags (allocating, making
   // the line dirty) and counted; each dirty line the allocation evicts goes to on_victim(line_address).
   template <class OnVictim>
   std::uint32_t route_write(std::uint32_t inst, const LineRequest& q, TrafficCounters& c, OnVictim&& on_victim);
-  // An atomic request's L2 channel, counted (it passes the L2 as a miss).
+  // A memory-side atomic request's L2 channel, counted (it passes the L2 as a miss).
   std::uint32_t route_atomic(std::uint32_t inst, const LineRequest& q, TrafficCounters& c);
+  // A request whose route is known, timed through L2 channel servers `l2` (reads: l2_read_; in-L2
+  // atomics: l2_write_): when its data (or acknowledgement) is back.
+  Tick time_route(const ReadRoute& r, std::uint32_t inst, std::uint32_t bytes, Tick t, std::vector<BandwidthServer>& l2,
+                  TrafficCounters& c);
+  // What a batch of L2 read-modify-write requests (reads, or in-L2 atomics) found, for its timing.
+  struct FillSummary {
+    Tick latency_sum = 0;
+    bool fetched = false, from_hbm = false;
+  };
+  // The exact mode's probe of a batch's line requests for reads (atomic = false) or in-L2 atomics:
+  // tags, counters and each channel's demand; the timing is left to the caller.
+  FillSummary fill_lines(std::uint32_t xcd, const LineRequest* lines, std::size_t n, TrafficCounters& c, bool atomic);
+  // The approximate mode's probe of a batch's rows for reads (atomic = false) or in-L2 atomics:
+  // tags, counters and each channel's demand; the timing is left to the caller.
+  FillSummary fill_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n, TrafficCounters& c, bool atomic);
   // The unloaded round trip of a read: L1 and L2 latency, plus the levels its fetch reached.
   Tick read_latency(const ReadRoute& r) const;
   // Folds address bits so that power-of-two strides spread over channels (the hardware hashes
@@ -183,9 +202,18 @@ class MemoryPath {
   Tick write_back(std::uint32_t inst, std::uint64_t line_address, Tick t, TrafficCounters& c);
   // The timing tails of the batch forms (both modes): each level's channels serve the demand the
   // batch put on them; dirty victims take write-back queue slots.
-  BatchTiming time_read_batch(std::uint32_t inst, Tick t, Tick latency_sum, bool fetched, bool from_hbm, TrafficCounters& c);
+  // `l2`: the L2 channel servers the batch passes (reads: l2_read_; in-L2 atomics: l2_write_).
+  BatchTiming time_read_batch(std::uint32_t inst, Tick t, const FillSummary& f, TrafficCounters& c,
+                              std::vector<BandwidthServer>& l2);
+  // In-L2 atomics are posted: the batch's timing as a read's, holding no window slot.
+  BatchTiming time_l2_atomic_batch(std::uint32_t inst, Tick t, const FillSummary& f, TrafficCounters& c) {
+    BatchTiming b = time_read_batch(inst, t, f, c, l2_write_);
+    b.latency_sum = 0;
+    return b;
+  }
   BatchTiming time_write_batch(std::uint32_t inst, Tick t, std::size_t requests, TrafficCounters& c);
-  BatchTiming time_atomic_batch(Tick t);
+  // `mall_missed`: a chunk's read missed the memory-side cache (its acknowledgement waits for HBM).
+  BatchTiming time_atomic_batch(Tick t, bool mall_missed);
   // A dirty L2 group leaves the approximate L2: the MALL sees the write-through of each dirty line,
   // and each line is queued for write-back.
   void evict_group(std::uint32_t inst, std::uint64_t key, const GroupShape& shape, std::uint64_t dirty);
@@ -225,6 +253,7 @@ class MemoryPath {
   std::optional<SetAssocCache> mall_;  // exact mode's MALL tags
   TagMode mode_ = TagMode::exact;
   bool has_mall_ = false;
+  bool l2_atomics_ = false;  // l2.atomics = "l2": atomics are performed in the L2
   std::vector<GroupCache> l2_groups_;       // approximate mode: per L2 instance
   std::optional<GroupCache> mall_groups_;   // approximate mode
   std::vector<Tick> writeback_queue_;             // per L2 channel: completion of each queue slot's write-back

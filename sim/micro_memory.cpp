@@ -27,9 +27,11 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
   } else if (o.level == "mall") {
     footprint = footprint ? footprint : 64ull << 20;
   } else if (o.level == "hbm") {
-    // Twice the largest cache level, so the timed passes miss every cache.
+    // Eight times the largest cache level: the timed pass misses every cache, and what a kernel
+    // pays once (ramp, tail, the L2's write-back at its end) is a small part of its time, as on
+    // the plateau of a benchmark's buffer-size sweep.
     const std::uint64_t l2_total = gpu.l2.size.value * gpu.l2_instances();
-    footprint = footprint ? footprint : 2 * std::max(l2_total, gpu.mall.present ? gpu.mall.size.value : 0);
+    footprint = footprint ? footprint : 8 * std::max(l2_total, gpu.mall.present ? gpu.mall.size.value : 0);
   } else {
     throw ConfigError(ValueOrigin{"--level " + o.level, 0, 0, {}}, "level", "expected l2, mall or hbm");
   }
@@ -69,53 +71,76 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
   }
   const bool reads = o.pattern == "stream-read" || o.pattern == "copy";
   const bool writes = o.pattern == "stream-write" || o.pattern == "copy";
-  if (!reads && !writes) {
+  const bool atomics = o.pattern == "atomic";
+  if (!reads && !writes && !atomics) {
     throw ConfigError(ValueOrigin{"--pattern " + o.pattern, 0, 0, {}}, "pattern",
-                      "expected one of mfma, valu, trans, mfma+trans, lds, stream-read, stream-write, copy, chase");
+                      "expected one of mfma, valu, trans, mfma+trans, lds, stream-read, stream-write, copy, chase, atomic");
+  }
+  if (atomics) {
+    // One atomic at a time into one line, from each XCD in turn (after one from each XCD that
+    // brings the line in), at the idle clock as a chase: one request in flight draws little power.
+    MemoryPath chain(gpu, arch::sustained_clock(gpu.clock, arch::Activity{}).clock.value);
+    TrafficCounters warm;
+    constexpr std::uint32_t kChain = 64;
+    Tick t = 0;
+    for (std::uint32_t x = 0; x < xcds; ++x) t = chain.atomic(x, 0, 0, static_cast<std::uint32_t>(line), t, warm);
+    const Tick start = t;
+    for (std::uint32_t i = 0; i < kChain; ++i) t = chain.atomic(i % xcds, 0, 0, static_cast<std::uint32_t>(line), t, warm);
+    r.latency_ns = static_cast<double>(t - start) / kChain / kTicksPerNs;
   }
   // Each CU streams its own slice of the buffer(s), keeping `inflight` line requests outstanding;
-  // a copy reads a line of the source and writes a line of the destination per step.
+  // a copy reads a line of the source and writes a line of the destination per step. Atomics: the
+  // CUs of a group, one per XCD, share a slice.
   const std::uint64_t dst_base = (footprint + (1ull << 20)) / (1ull << 20) * (1ull << 20) + (1ull << 20);
-  const std::uint64_t per_cu = (lines + cus - 1) / cus;
-  // Enough passes that the timed window holds at least 16 in-flight windows per CU.
-  const std::uint64_t passes = std::max<std::uint64_t>(o.passes, 1 + (16ull * inflight + per_cu - 1) / per_cu);
+  const std::uint32_t slices = atomics ? cus / xcds : cus;
+  const std::uint64_t per_cu = (lines + slices - 1) / slices;
+  // Enough timed passes to hold at least 128 in-flight windows per CU (the ramp and the tail a
+  // small part of the time), after a warm-up pass that brings the buffer into the caches it fits
+  // (at the HBM level, which misses them, none).
+  const bool warm_up = o.level != "hbm";
+  const std::uint64_t passes = (warm_up ? 1 : 0) + std::max<std::uint64_t>(1, (128ull * inflight + per_cu - 1) / per_cu);
   const std::uint64_t steps = per_cu * passes;
   std::vector<std::uint64_t> issued(cus, 0);
   EventQueue q;
   const auto issue = [&](std::uint32_t cu, Tick t) {
     const std::uint64_t step = issued[cu]++;
-    const std::uint64_t l = (cu * per_cu + step % per_cu) % lines;
+    const std::uint32_t slice = atomics ? cu / xcds : cu;
+    const std::uint64_t l = (slice * per_cu + step % per_cu) % lines;
     const std::uint32_t xcd = cu % xcds;
     Tick done = t;
     if (reads) done = std::max(done, path.read(xcd, l * line, 0, static_cast<std::uint32_t>(line), t, r.counters));
     if (writes) done = std::max(done, path.write(xcd, dst_base + l * line, 0, static_cast<std::uint32_t>(line), t, r.counters));
+    if (atomics) done = std::max(done, path.atomic(xcd, l * line, 0, static_cast<std::uint32_t>(line), t, r.counters));
     q.schedule(done, 0, cu, 0);
   };
-  for (std::uint32_t cu = 0; cu < cus; ++cu) {
-    for (std::uint32_t k = 0; k < inflight && issued[cu] < steps; ++k) issue(cu, 0);
-  }
-  // The timed window: from the moment every CU has finished its warm-up pass to the end.
-  const std::uint64_t warm_steps = passes > 1 ? per_cu : 0;
-  std::vector<std::uint64_t> completed(cus, 0);
-  std::uint32_t warmed = 0;
-  Tick window_start = 0, end = 0, hbm_busy_start = 0;
-  Event e;
-  while (q.pop(e)) {
-    const std::uint32_t cu = e.target;
-    end = std::max(end, e.time);
-    if (++completed[cu] == warm_steps && ++warmed == cus) {
-      window_start = e.time;
-      hbm_busy_start = path.busy().hbm;
+  // One kernel: every CU issues its steps up to `last` from `start`, keeping `inflight` requests
+  // outstanding; returns when the last one is done.
+  const auto run_kernel = [&](std::uint64_t last, Tick start) {
+    for (std::uint32_t cu = 0; cu < cus; ++cu) {
+      for (std::uint32_t k = 0; k < inflight && issued[cu] < last; ++k) issue(cu, start);
     }
-    if (issued[cu] < steps) issue(cu, e.time);
-  }
-  if (writes) {  // the dirty lines still in the L2s reach memory too
+    Tick end = start;
+    Event e;
+    while (q.pop(e)) {
+      end = std::max(end, e.time);
+      if (issued[e.target] < last) issue(e.target, e.time);
+    }
+    return end;
+  };
+  // The warm-up pass is a kernel of its own, as a benchmark's warm-up launch; the timed passes are
+  // the next kernel, timed from its launch to its last request's completion (ramp and tail
+  // included, as a kernel's time is).
+  const std::uint64_t warm_steps = warm_up ? per_cu : 0;
+  const Tick window_start = warm_steps ? run_kernel(warm_steps, 0) : 0;
+  const Tick hbm_busy_start = path.busy().hbm;
+  Tick end = run_kernel(steps, window_start);
+  if (writes || atomics) {  // the dirty lines still in the L2s reach memory too
     std::vector<TrafficCounters> per_l2(1);
     end = std::max(end, path.end_kernel(end, per_l2));
     r.counters.add(per_l2[0]);
   }
-  const double timed_steps = static_cast<double>((steps - warm_steps) * cus);
-  const double bytes = timed_steps * line * ((reads ? 1 : 0) + (writes ? 1 : 0));
+  const auto timed_steps = static_cast<double>((steps - warm_steps) * cus);
+  const double bytes = timed_steps * line * ((reads ? 1 : 0) + (writes ? 1 : 0) + (atomics ? 1 : 0));
   const double seconds = static_cast<double>(end - window_start) / 1e12;
   r.bandwidth_bytes_per_s = bytes / seconds;
   r.hbm_utilisation = static_cast<double>(path.busy().hbm - hbm_busy_start) /

@@ -173,4 +173,14 @@ TEST_CASE("micro memory patterns report latency and bandwidth") {
   const Run huge = run_attnsim("micro --pattern chase --footprint 1TiB");
   CHECK(huge.exit_code == 2);
   CHECK(contains(huge.out, "key 'footprint': at most 4GiB"));
+  const Run atomic = run_attnsim("micro --pattern atomic --level l2 --footprint 128B --inflight 4 --json", false);
+  REQUIRE(atomic.exit_code == 0);
+  const auto a = nlohmann::json::parse(atomic.out);
+  CHECK(a["atomics_site"] == "memory_side");
+  CHECK(a["atomic_adds_per_s"].get<double>() == doctest::Approx(a["bandwidth_bytes_per_s"].get<double>() / 4));
+  CHECK(a["latency_ns"].get<double>() > 0);
+  CHECK(a["counters"]["atomic_bytes"].get<double>() > 0);
+  const Run bad_site = run_attnsim("micro --pattern atomic --set l2.atomics=l3");
+  CHECK(bad_site.exit_code == 2);
+  CHECK(contains(bad_site.out, "l2.atomics"));
 }
