@@ -53,6 +53,9 @@ struct Lane {
   Tick ready = 0;
   FinishCause ready_cause;
   bool at_phase = false;   // arrived at the phase boundary
+  // A wave group's lane: when its last barrier released the waves (nothing after it issues
+  // earlier: a wave resumes past s_barrier only once the barrier resolves).
+  Tick released = 0;
 };
 
 // When an issued operation finishes and what bound it (kUnknown: not issued yet).
@@ -314,6 +317,7 @@ class KernelRun {
         Lane& lane = s.lanes[l];
         lane.cursor.emplace(*shape_.pp, kp, wg, &shape_.filters[std::min(l, kFirstGroupLane)], shape_.batch);
         lane.has_pending = lane.exhausted = lane.waiting = lane.at_phase = lane.timed = false;
+        lane.released = now;
         wake(slot, l, now);
       }
       ++active_;
@@ -424,6 +428,10 @@ class KernelRun {
     const CompiledBody& b = shape_.body(op.body);
     ready = s.phase_start;
     cause = FinishCause{};
+    if (s.lanes[lane].released > ready) {
+      ready = s.lanes[lane].released;
+      cause = FinishCause{WaitCause::sync, 0};
+    }
     const auto wait_for = [&](const Finish& f) {
       if (f.time == kUnknown) return false;
       if (f.time > ready) {
@@ -513,6 +521,7 @@ class KernelRun {
         s.join_time = 0;
         for (std::uint32_t g = kFirstGroupLane; g < shape_.lanes; ++g) {
           s.lanes[g].has_pending = false;
+          s.lanes[g].released = finish.time;
           if (g != l) wake(slot, g, now);
         }
         result_->tile_ops += op.count;

@@ -133,3 +133,26 @@ TEST_CASE("the timed run is deterministic") {
   CHECK(a.total.to_json() == b.total.to_json());
   CHECK(a.events == b.events);
 }
+
+TEST_CASE("a wave resumes past a barrier only once it resolves: each barrier's latency is on a lone workgroup's path") {
+  // One aiter-v3 forward workgroup alone on the GPU: every wave group waits at every barrier, so
+  // raising cu.barrier_latency by 1000 cycles delays the kernel by 1000 cycles per barrier it
+  // passes (counted from the program: prologue, iterations x loop body, epilogue).
+  const auto pp = test::build(heads(1, 256), "aiter-v3", Direction::fwd);
+  const auto& kp = pp.kernels.at(0);
+  const auto barriers = [](const CompiledBody& b) {
+    std::uint64_t n = 0;
+    for (const auto& op : b.ops) n += op.pipe == Pipe::sync ? op.cost.barriers : 0;
+    return n;
+  };
+  const std::uint64_t passed =
+      barriers(kp.prologue) + kp.pass(0, 0).iterations() * barriers(kp.body) + barriers(kp.epilogue);
+  REQUIRE(kp.workgroups() == 1);
+  REQUIRE(kp.passes(0) == 1);
+  REQUIRE(passed > 0);
+  const auto base = run(pp, mi300x({"clock.engine=1GHz", "cu.barrier_latency=20cyc"}));
+  const auto slow = run(pp, mi300x({"clock.engine=1GHz", "cu.barrier_latency=1020cyc"}));
+  const auto span = [](const sim::RunResult& r) { return static_cast<double>(r.kernels[0].end - r.kernels[0].start); };
+  const double added_cycles = (span(slow) - span(base)) / 1000.0;  // 1 GHz: 1000 ticks (ps) per cycle
+  CHECK(added_cycles == doctest::Approx(1000.0 * static_cast<double>(passed)).epsilon(0.01));
+}
