@@ -26,6 +26,7 @@ const std::map<std::string, std::string>& metric_keys() {
       {"hbm_write_bytes", "/traffic/hbm_write_bytes"},
       {"l2_hit_rate", "/traffic/l2_hit_rate"},
       {"l2_read_request_bytes", "/traffic/l2_read_request_bytes"},
+      {"l2_atomic_request_bytes", "/traffic/l2_atomic_request_bytes"},
       {"matrix_flops", "/matrix_flops_issued"}};
   return m;
 }

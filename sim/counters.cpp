@@ -8,6 +8,7 @@ void TrafficCounters::add(const TrafficCounters& o) {
   atomic_bytes += o.atomic_bytes;
   read_sectors += o.read_sectors;
   write_sectors += o.write_sectors;
+  atomic_sectors += o.atomic_sectors;
   tcc_req += o.tcc_req;
   tcc_hit += o.tcc_hit;
   tcc_miss += o.tcc_miss;
@@ -33,10 +34,11 @@ nlohmann::json TrafficCounters::to_json(arch::Vendor vendor) const {
                            {"hbm_read_bytes", hbm_read_bytes},
                            {"hbm_write_bytes", hbm_write_bytes}};
   if (vendor == arch::Vendor::nvidia) {
-    // The L2 (LTS) sectors the SMs' loads and stores touch; atomics and reductions are other
-    // opcodes (op_atom, op_red), not counted here.
+    // The L2 (LTS) sectors the SMs' loads, stores and reductions touch: the attention kernels'
+    // atomics return nothing (an fp32 atomicAdd whose result is unused compiles to a RED).
     shared["lts__t_sectors_srcunit_tex_op_read.sum"] = read_sectors;
     shared["lts__t_sectors_srcunit_tex_op_write.sum"] = write_sectors;
+    shared["lts__t_sectors_srcunit_tex_op_red.sum"] = atomic_sectors;
     shared["dram__bytes_read.sum"] = hbm_read_bytes;
     shared["dram__bytes_write.sum"] = hbm_write_bytes;
     return shared;

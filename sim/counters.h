@@ -18,6 +18,7 @@ inline std::uint64_t sectors_touched(std::uint32_t lo, std::uint32_t hi) { retur
 struct TrafficCounters {
   std::uint64_t requested_read_bytes = 0, requested_write_bytes = 0, atomic_bytes = 0;
   std::uint64_t read_sectors = 0, write_sectors = 0;  // 32 B sectors the read / write requests touch
+  std::uint64_t atomic_sectors = 0;                   // 32 B sectors the atomics touch
   std::uint64_t tcc_req = 0, tcc_hit = 0, tcc_miss = 0;  // L2 line requests (hit-on-miss counts as a hit)
   std::uint64_t ea_rdreq = 0, ea_rdreq_32b = 0, ea_rdreq_64b = 0, ea_rdreq_128b = 0;  // 128 B = TCC_BUBBLE
   std::uint64_t ea_wrreq = 0, ea_wrreq_64b = 0;  // write-backs, write-throughs and atomics toward the fabric
@@ -34,9 +35,9 @@ struct TrafficCounters {
   }
   void add(const TrafficCounters& o);
   // Every counter by its profiler name on `vendor`'s GPUs: rocprofiler's TCC counters with
-  // FETCH_SIZE_bytes and WRITE_SIZE_bytes on AMD; Nsight Compute's lts__t_sectors_srcunit_tex_op_read
-  // and _write (.sum) and dram__bytes_read and _write (.sum) on NVIDIA; plus the bytes and hit rate
-  // both share.
+  // FETCH_SIZE_bytes and WRITE_SIZE_bytes on AMD; Nsight Compute's lts__t_sectors_srcunit_tex_op_read,
+  // _write and _red (.sum) and dram__bytes_read and _write (.sum) on NVIDIA; plus the bytes and hit
+  // rate both share.
   nlohmann::json to_json(arch::Vendor vendor = arch::Vendor::amd) const;
 };
 

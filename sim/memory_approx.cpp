@@ -73,6 +73,7 @@ MemoryPath::FillSummary MemoryPath::fill_spans(std::uint32_t xcd, const RowSpan*
         const std::uint64_t miss_lines = lines - hit_lines;
         if (atomic) {
           c.atomic_bytes += 128 * lines;
+          c.atomic_sectors += 4 * lines;
         } else {
           c.requested_read_bytes += 128 * lines;
           c.read_sectors += 4 * lines;
@@ -95,6 +96,7 @@ MemoryPath::FillSummary MemoryPath::fill_spans(std::uint32_t xcd, const RowSpan*
           const std::uint32_t ch = l2_channel(inst, line);
           if (atomic) {
             c.atomic_bytes += r.hi - r.lo;
+            c.atomic_sectors += sectors_touched(r.lo, r.hi);
           } else {
             c.requested_read_bytes += r.hi - r.lo;
             c.read_sectors += sectors_touched(r.lo, r.hi);
@@ -197,6 +199,7 @@ BatchTiming MemoryPath::atomic_spans(std::uint32_t xcd, const RowSpan* spans, st
         const LineRange r = line_range(key, line, lo, hi);
         const std::uint32_t ch = l2_channel(inst, line);
         c.atomic_bytes += r.hi - r.lo;
+        c.atomic_sectors += sectors_touched(r.lo, r.hi);
         l2_demand_.add(ch, r.hi - r.lo);
         const auto written = static_cast<std::uint32_t>(64 * count_units(line_units));
         const auto read = static_cast<std::uint32_t>(64 * count_units(line_units & missed));

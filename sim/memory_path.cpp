@@ -101,6 +101,7 @@ MemoryPath::ReadRoute MemoryPath::route_read(std::uint32_t inst, const LineReque
   r.channel = l2_channel(inst, q.address);
   if (atomic) {
     c.atomic_bytes += q.hi - q.lo;
+    c.atomic_sectors += sectors_touched(q.lo, q.hi);
   } else {
     c.requested_read_bytes += q.hi - q.lo;
     c.read_sectors += sectors_touched(q.lo, q.hi);
@@ -169,6 +170,7 @@ Tick MemoryPath::write(std::uint32_t xcd, std::uint64_t line_address, std::uint3
 
 std::uint32_t MemoryPath::route_atomic(std::uint32_t inst, const LineRequest& q, TrafficCounters& c) {
   c.atomic_bytes += q.hi - q.lo;
+  c.atomic_sectors += sectors_touched(q.lo, q.hi);
   ++c.tcc_req;
   ++c.tcc_miss;
   return l2_channel(inst, q.address);

@@ -112,6 +112,8 @@ TEST_CASE("in-L2 atomics in a batch and in the approximate mode's spans count wh
   CHECK(a.tcc_hit == lines.size());
   CHECK(a.tcc_miss == lines.size());
   CHECK(a.atomic_bytes == 2 * 64 * 256);
+  CHECK(a.atomic_sectors == a.atomic_bytes / 32);  // whole lines: NVIDIA's op_red sectors
+  CHECK(a.to_json(arch::Vendor::nvidia)["lts__t_sectors_srcunit_tex_op_red.sum"] == a.atomic_sectors);
 }
 
 TEST_CASE("one atomic at a time across the XCDs takes its level's round trip (by hand)") {

@@ -240,7 +240,8 @@ TEST_CASE("profiler CSVs are summed over the attention kernels and become attnsi
       "\"0\",\"1\",\"void attn::attention_fwd<128>(attn::Tensors)\",\"dram__bytes_write.sum\",\"byte\",\"2048\"\n"
       "\"1\",\"1\",\"other_kernel\",\"dram__bytes_read.sum\",\"byte\",\"999\"\n"
       "\"2\",\"1\",\"attn::attention_bwd_convert(attn::Tensors)\",\"dram__bytes_read.sum\",\"byte\",\"1000\"\n"
-      "\"2\",\"1\",\"attn::attention_bwd_convert(attn::Tensors)\",\"lts__t_sectors_srcunit_tex_op_read.sum\",\"sector\",\"10\"\n");
+      "\"2\",\"1\",\"attn::attention_bwd_convert(attn::Tensors)\",\"lts__t_sectors_srcunit_tex_op_read.sum\",\"sector\",\"10\"\n"
+      "\"3\",\"1\",\"attn::attention_bwd(attn::Tensors)\",\"lts__t_sectors_srcunit_tex_op_red.sum\",\"sector\",\"4\"\n");
   attn::ProfileSums sums;
   attn::add_profile_csv(ncu, attn::kernel_prefix("fwd"), sums);
   CHECK(sums.get("dram__bytes_read.sum") == 1048576.0);  // the forward only: not the other program's, not the bwd's
@@ -248,9 +249,11 @@ TEST_CASE("profiler CSVs are summed over the attention kernels and become attnsi
   attn::add_profile_csv(ncu, attn::kernel_prefix("both"), all);
   CHECK(all.get("dram__bytes_read.sum") == 1048576.0 + 1000.0);
   const auto m = attn::metrics_from_profile(all);
-  REQUIRE(m.size() == 3);
+  REQUIRE(m.size() == 4);
   CHECK(m[2].metric == "l2_read_request_bytes");
   CHECK(m[2].value == 320.0);
+  CHECK(m[3].metric == "l2_atomic_request_bytes");
+  CHECK(m[3].value == 128.0);
   // rocprofv3 counter collection in two passes (files): FETCH_SIZE = 128 x 10 + 64 x (30 - 10 - 5)
   // + 32 x 5 = 2400 B; WRITE_SIZE = 32 x (8 - 6) + 64 x 6 = 448 B; 3 MOPS = 1536 FLOPs.
   const std::string roc1 = write_temp("attnsim_rocprof1.csv",

@@ -237,6 +237,9 @@ inline std::vector<MeasuredValue> metrics_from_profile(const ProfileSums& p) {
   if (p.has("lts__t_sectors_srcunit_tex_op_read.sum")) {
     out.push_back({"l2_read_request_bytes", 32.0 * p.get("lts__t_sectors_srcunit_tex_op_read.sum"), "B"});
   }
+  if (p.has("lts__t_sectors_srcunit_tex_op_red.sum")) {
+    out.push_back({"l2_atomic_request_bytes", 32.0 * p.get("lts__t_sectors_srcunit_tex_op_red.sum"), "B"});
+  }
   if (p.has("TCC_EA0_RDREQ") && p.has("TCC_EA0_RDREQ_32B") && p.has("TCC_BUBBLE")) {
     const double all = p.get("TCC_EA0_RDREQ"), small = p.get("TCC_EA0_RDREQ_32B"), big = p.get("TCC_BUBBLE");
     out.push_back({"l2_fabric_read_bytes", 128.0 * big + 64.0 * (all - big - small) + 32.0 * small, "B"});
