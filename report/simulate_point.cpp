@@ -34,7 +34,8 @@ nlohmann::json simulate_point(const PointSpec& spec, const sim::EngineOptions& o
     throw arch::ConfigError(arch::ValueOrigin{"--loop-batch " + std::to_string(spec.loop_batch), 0, 0, {}}, "loop_batch",
                             "batching loop iterations is part of the approximate mode (add --approximate)");
   }
-  if (o.approximate && o.loop_batch <= 1) o.loop_batch = spec.loop_batch ? spec.loop_batch : sim::kApproximateLoopBatch;
+  // The spec decides the loop batch (options.loop_batch is not used): 0 is the approximate mode's default.
+  o.loop_batch = !o.approximate ? 1 : (spec.loop_batch ? spec.loop_batch : sim::kApproximateLoopBatch);
   const sim::RunResult r = sim::simulate(in.passes, loaded.spec, o);
   if (trace) *trace = trace_json(in, r);
   return run_report(in, r);

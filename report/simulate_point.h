@@ -29,7 +29,9 @@ struct PointSpec {
 std::vector<workloads::Direction> parse_directions(const std::string& text, const std::string& flag = "--direction");
 
 // Simulates the point and returns its report (report/run_report.h); with `trace` set, also the
-// Perfetto trace. Contract: throws arch::ConfigError on any invalid part of the spec.
+// Perfetto trace. `options` may ask for the approximate mode and a trace; the loop batch is the
+// spec's (`options.loop_batch` is not used). Contract: throws arch::ConfigError on any invalid
+// part of the spec.
 nlohmann::json simulate_point(const PointSpec& spec, const sim::EngineOptions& options = {},
                               nlohmann::json* trace = nullptr);
 

@@ -120,6 +120,16 @@ TEST_CASE("small grids are not batched and batching needs the approximate mode")
   s.approximate = false;
   s.loop_batch = 4;
   CHECK_THROWS_WITH_AS(report::simulate_point(s), doctest::Contains("--approximate"), arch::ConfigError);
+  // A batch of 1 asked for explicitly is kept, also when the options ask for the approximate mode.
+  const Case big{"batchable", "mi300x", "aiter-v3", 3, 32, 8, 2048, false, workloads::Layout::bshd, "fwd"};
+  report::PointSpec one = point_of(big, false);
+  one.loop_batch = 1;
+  sim::EngineOptions approximate;
+  approximate.approximate = true;
+  approximate.loop_batch = 8;  // not used: the spec decides
+  const nlohmann::json unbatched = report::simulate_point(one, approximate);
+  CHECK(unbatched["tags"] == "approximate");
+  for (const auto& k : unbatched["kernels"]) CHECK(k["loop_batch"] == 1);
 }
 
 TEST_CASE("with the hashed set index a BHSD backward agrees in both modes and under modulo its heads crowd the sets") {
