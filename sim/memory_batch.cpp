@@ -126,7 +126,7 @@ BatchTiming MemoryPath::time_atomic_batch(Tick t, bool mall_missed) {
   // them (every channel on their way has served them) and the acknowledgement is back: the round
   // trip of a memory-side cache hit, or of HBM when a chunk's read missed it.
   const Tick latency = l1_latency_ + l2_latency_ + mall_latency_ + (mall_missed ? hbm_latency_ : 0);
-  BatchTiming b{t, 0, WaitCause::hbm, latency};
+  BatchTiming b{t, 0, mall_missed ? WaitCause::hbm : WaitCause::fabric, latency};
   const Tick at = l2_demand_.serve(l2_write_, t + l1_latency_);
   Tick beyond = link_demand_.serve(link_, at);
   if (has_mall_) beyond = std::max(beyond, mall_demand_.serve(mall_ch_, at));
