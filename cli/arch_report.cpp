@@ -117,6 +117,7 @@ std::string arch_text(const arch::LoadedArch& loaded, const arch::DerivedFigures
            arch::format(s.l2.read_bandwidth) + "/ch read", tbps(d.l2_read_bandwidth) + " read, " +
                                                                tbps(d.l2_write_bandwidth) + " write"});
   mem.add({"L2 -> fabric", "", arch::format(s.fabric.l2_link_bandwidth) + "/ch", tbps(d.fabric_bandwidth)});
+  mem.add({"atomics", s.l2.atomics == arch::AtomicSite::l2 ? "performed in the L2" : "performed at the memory side", "", ""});
   if (s.mall.present) {
     mem.add({"MALL", arch::format(s.mall.size) + ", " + std::to_string(s.mall.channels) + " ch",
              arch::format(s.mall.bandwidth) + "/ch", tbps(d.mall_bandwidth)});
