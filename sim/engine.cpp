@@ -522,7 +522,7 @@ class KernelRun {
         for (std::uint32_t g = kFirstGroupLane; g < shape_.lanes; ++g) {
           s.lanes[g].has_pending = false;
           s.lanes[g].released = finish.time;
-          if (g != l) wake(slot, g, now);
+          if (g != l) wake(slot, g, finish.time);  // nothing of theirs issues before the release
         }
         result_->tile_ops += op.count;
         record(slot, s, op, l, finish, now);
