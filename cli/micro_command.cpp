@@ -92,8 +92,8 @@ void run_memory(const MicroState& st, const arch::GpuSpec& gpu) {
   }
   if (r.pattern == "atomic") {
     std::cout << "  " << fixed(r.bandwidth_bytes_per_s / 4 / 1e9, 1) << " G fp32 atomic adds/s, performed at "
-              << arch::to_string(gpu.l2.atomics) << "; one at a time across the XCDs: " << fixed(r.latency_ns, 1)
-              << " ns each\n";
+              << arch::to_string(gpu.l2.atomics) << "; one at a time" << (gpu.dispatch.xcds_per_partition > 1 ? " across the XCDs" : "")
+              << ": " << fixed(r.latency_ns, 1) << " ns each\n";
   }
 }
 
