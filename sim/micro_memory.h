@@ -15,7 +15,7 @@ struct MemoryMicroOptions {
   std::string pattern = "stream-read";  // stream-read | stream-write | copy | chase | atomic
   std::string level = "hbm";            // l2 | mall | hbm: sets the default footprint
   std::uint64_t footprint = 0;          // bytes per buffer; 0: 2 MiB (l2), 64 MiB (mall), 8 x the largest cache (hbm;
-                                        // atomic: 2 x, as each line is added into from every XCD)
+                                        // chase and atomic: 2 x)
   std::uint32_t inflight = 0;           // outstanding line requests per CU (streams); 0: cu.memory_inflight_lines
 };
 
