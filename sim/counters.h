@@ -33,6 +33,11 @@ struct TrafficCounters {
   double l2_hit_rate() const {
     return tcc_hit + tcc_miss ? static_cast<double>(tcc_hit) / static_cast<double>(tcc_hit + tcc_miss) : 0.0;
   }
+  // A read request of `bytes` touching `sectors` 32 B sectors, or an atomic one (`atomic`).
+  void add_request(bool atomic, std::uint64_t bytes, std::uint64_t sectors) {
+    (atomic ? atomic_bytes : requested_read_bytes) += bytes;
+    (atomic ? atomic_sectors : read_sectors) += sectors;
+  }
   void add(const TrafficCounters& o);
   // Every counter by its profiler name on `vendor`'s GPUs: rocprofiler's TCC counters with
   // FETCH_SIZE_bytes and WRITE_SIZE_bytes on AMD; Nsight Compute's lts__t_sectors_srcunit_tex_op_read,

@@ -71,13 +71,7 @@ MemoryPath::FillSummary MemoryPath::fill_spans(std::uint32_t xcd, const RowSpan*
         // rule's outcome for a whole line); count them per group, put each line on its channels.
         const std::uint64_t misses = line_starts(request) & ~line_starts(request & hits);
         const std::uint64_t miss_lines = lines - hit_lines;
-        if (atomic) {
-          c.atomic_bytes += 128 * lines;
-          c.atomic_sectors += 4 * lines;
-        } else {
-          c.requested_read_bytes += 128 * lines;
-          c.read_sectors += 4 * lines;
-        }
+        c.add_request(atomic, 128 * lines, 4 * lines);
         c.ea_rdreq += miss_lines;
         c.ea_rdreq_128b += miss_lines;
         fetch = misses | (misses << 1);
@@ -94,13 +88,7 @@ MemoryPath::FillSummary MemoryPath::fill_spans(std::uint32_t xcd, const RowSpan*
         for_each_line(key, shape, request, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t first) {
           const LineRange r = line_range(key, line, lo, hi);
           const std::uint32_t ch = l2_channel(inst, line);
-          if (atomic) {
-            c.atomic_bytes += r.hi - r.lo;
-            c.atomic_sectors += sectors_touched(r.lo, r.hi);
-          } else {
-            c.requested_read_bytes += r.hi - r.lo;
-            c.read_sectors += sectors_touched(r.lo, r.hi);
-          }
+          c.add_request(atomic, r.hi - r.lo, sectors_touched(r.lo, r.hi));
           l2_demand_.add(ch, r.hi - r.lo);
           if (hits & line_units) return;
           const SectorRequest f = sector_request(r.lo, r.hi, c);
@@ -198,8 +186,7 @@ BatchTiming MemoryPath::atomic_spans(std::uint32_t xcd, const RowSpan* spans, st
       for_each_line(key, shape, units, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t) {
         const LineRange r = line_range(key, line, lo, hi);
         const std::uint32_t ch = l2_channel(inst, line);
-        c.atomic_bytes += r.hi - r.lo;
-        c.atomic_sectors += sectors_touched(r.lo, r.hi);
+        c.add_request(true, r.hi - r.lo, sectors_touched(r.lo, r.hi));
         l2_demand_.add(ch, r.hi - r.lo);
         const auto written = static_cast<std::uint32_t>(64 * count_units(line_units));
         const auto read = static_cast<std::uint32_t>(64 * count_units(line_units & missed));

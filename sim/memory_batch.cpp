@@ -42,7 +42,6 @@ MemoryPath::FillSummary MemoryPath::fill_lines(std::uint32_t xcd, const LineRequ
 
 BatchTiming MemoryPath::time_read_batch(std::uint32_t inst, Tick t, const FillSummary& f, TrafficCounters& c,
                                         std::vector<BandwidthServer>& l2) {
-  const bool fetched = f.fetched, from_hbm = f.from_hbm;
   BatchTiming b{t, f.latency_sum, WaitCause::l2, 0};
   const Tick arrival = t + l1_latency_;
   Tick l2_done = l2_demand_.serve(l2, arrival);
@@ -56,12 +55,12 @@ BatchTiming MemoryPath::time_read_batch(std::uint32_t inst, Tick t, const FillSu
     b.latency = latency;
   };
   bound_by(l2_done + l2_latency_, WaitCause::l2, l1_latency_ + l2_latency_);
-  if (fetched) {
+  if (f.fetched) {
     Tick beyond = link_demand_.serve(link_, arrival);
     if (has_mall_) beyond = std::max(beyond, mall_demand_.serve(mall_ch_, arrival));
     bound_by(beyond + mall_latency_ + l2_latency_, WaitCause::fabric, l1_latency_ + l2_latency_ + mall_latency_);
   }
-  if (from_hbm) {
+  if (f.from_hbm) {
     bound_by(hbm_demand_.serve(hbm_ch_, arrival) + mall_latency_ + hbm_latency_ + l2_latency_, WaitCause::hbm,
              l1_latency_ + l2_latency_ + mall_latency_ + hbm_latency_);
   }

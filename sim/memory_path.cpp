@@ -99,13 +99,7 @@ MemoryPath::Fetch MemoryPath::route_fetch(std::uint64_t address, std::uint32_t s
 MemoryPath::ReadRoute MemoryPath::route_read(std::uint32_t inst, const LineRequest& q, TrafficCounters& c, bool atomic) {
   ReadRoute r;
   r.channel = l2_channel(inst, q.address);
-  if (atomic) {
-    c.atomic_bytes += q.hi - q.lo;
-    c.atomic_sectors += sectors_touched(q.lo, q.hi);
-  } else {
-    c.requested_read_bytes += q.hi - q.lo;
-    c.read_sectors += sectors_touched(q.lo, q.hi);
-  }
+  c.add_request(atomic, q.hi - q.lo, sectors_touched(q.lo, q.hi));
   r.hit = l2_[inst].access_line(q.address, atomic, r.evicted, r.victim);
   ++c.tcc_req;
   if (r.hit) {
@@ -169,8 +163,7 @@ Tick MemoryPath::write(std::uint32_t xcd, std::uint64_t line_address, std::uint3
 }
 
 std::uint32_t MemoryPath::route_atomic(std::uint32_t inst, const LineRequest& q, TrafficCounters& c) {
-  c.atomic_bytes += q.hi - q.lo;
-  c.atomic_sectors += sectors_touched(q.lo, q.hi);
+  c.add_request(true, q.hi - q.lo, sectors_touched(q.lo, q.hi));
   ++c.tcc_req;
   ++c.tcc_miss;
   return l2_channel(inst, q.address);

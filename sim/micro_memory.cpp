@@ -27,11 +27,11 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
   } else if (o.level == "mall") {
     footprint = footprint ? footprint : 64ull << 20;
   } else if (o.level == "hbm") {
-    // Eight times the largest cache level: the timed pass misses every cache, and what a kernel
-    // pays once (ramp, tail, the L2's write-back at its end) is a small part of its time, as on
-    // the plateau of a benchmark's buffer-size sweep.
-    // A chase (one load at a time, no kernel costs to amortise) and atomics (every XCD adds into
-    // each line: a pass moves xcds times the buffer): twice the largest cache.
+    // Streams: eight times the largest cache level, so that the timed pass misses every cache and
+    // what a kernel pays once (ramp, tail, the L2's write-back at its end) is a small part of its
+    // time, as on the plateau of a benchmark's buffer-size sweep. A chase (one load at a time, no
+    // kernel costs to amortise) and atomics (every XCD adds into each line: a pass moves xcds
+    // times the buffer): twice the largest cache.
     const std::uint64_t l2_total = gpu.l2.size.value * gpu.l2_instances();
     const std::uint64_t times = o.pattern == "atomic" || o.pattern == "chase" ? 2 : 8;
     footprint = footprint ? footprint : times * std::max(l2_total, gpu.mall.present ? gpu.mall.size.value : 0);
