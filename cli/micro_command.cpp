@@ -160,7 +160,7 @@ void add_micro_command(CLI::App& app) {
   c->add_option("--pattern", st->o.pattern,
                 "mfma, valu, trans, mfma+trans, lds (one CU); stream-read, stream-write, copy, chase, atomic (memory)")
       ->capture_default_str();
-  c->add_option("--level", st->m.level, "memory patterns: l2, mall or hbm (sets the default footprint)")
+  c->add_option("--level", st->m.level, "memory patterns: l1, l2, mall or hbm (sets the default footprint)")
       ->capture_default_str();
   c->add_option("--footprint", st->footprint, "memory patterns: buffer size, e.g. 64MiB");
   c->add_option("--inflight", st->inflight, "streams: outstanding line requests per CU (default: cu.memory_inflight_lines)");

@@ -125,7 +125,8 @@ json run_report(const RunInputs& in, const sim::RunResult& r) {
   json hit_per_xcd = json::array();
   for (const auto& x : per_xcd) hit_per_xcd.push_back(x.l2_hit_rate());
   j["traffic"] = {{"lds_bytes", lds},
-                  {"l1_request_bytes", c.requested_read_bytes + c.requested_write_bytes + c.atomic_bytes},
+                  {"l1_request_bytes",
+                   c.requested_read_bytes + c.l1_read_hit_bytes + c.requested_write_bytes + c.atomic_bytes},
                   {"l2_request_bytes", c.requested_read_bytes + c.requested_write_bytes + c.atomic_bytes},
                   {"l2_read_request_bytes", c.requested_read_bytes},
                   {"l2_atomic_request_bytes", c.atomic_bytes},

@@ -10,6 +10,41 @@
 namespace attnsim::sim {
 
 template <std::uint32_t W>
+inline std::uint32_t SetAssocCache::oldest_way(const std::uint32_t* stamps) const {
+  const std::uint32_t ways = W ? W : ways_;
+#if defined(__SSE2__)
+  if constexpr (W != 0 && W % 4 == 0 && W <= 64) {
+    // The smallest stamp 4 ways at a time (unsigned, compared as signed after flipping the top
+    // bit), then the first way that holds it: the same way as the scalar search.
+    const __m128i bias = _mm_set1_epi32(static_cast<int>(0x80000000u));
+    __m128i low = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(stamps)), bias);
+    const auto lower = [](__m128i a, __m128i b) {
+      const __m128i less = _mm_cmplt_epi32(b, a);
+      return _mm_or_si128(_mm_and_si128(less, b), _mm_andnot_si128(less, a));
+    };
+    for (std::uint32_t k = 1; k < W / 4; ++k) {
+      low = lower(low, _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(stamps + 4 * k)), bias));
+    }
+    // The minimum of the four lanes in every lane: lanes swapped in pairs, then the pairs swapped.
+    low = lower(low, _mm_shuffle_epi32(low, _MM_SHUFFLE(2, 3, 0, 1)));
+    low = lower(low, _mm_shuffle_epi32(low, _MM_SHUFFLE(1, 0, 3, 2)));
+    for (std::uint32_t k = 0; k < W / 4; ++k) {
+      const __m128i v = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(stamps + 4 * k)), bias);
+      const int eq = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, low)));
+      if (eq) return 4 * k + static_cast<std::uint32_t>(__builtin_ctz(static_cast<unsigned>(eq)));
+    }
+  }
+#endif
+  std::uint32_t oldest = stamps[0], victim = 0;
+  for (std::uint32_t i = 1; i < ways; ++i) {
+    const bool older = stamps[i] < oldest;  // strict: the first of equal stamps (invalid ways) wins
+    oldest = older ? stamps[i] : oldest;
+    victim = older ? i : victim;
+  }
+  return victim;
+}
+
+template <std::uint32_t W>
 inline bool SetAssocCache::probe(std::uint64_t set, std::uint32_t tag, bool write, bool& evicted_dirty,
                                  std::uint64_t& victim_line) {
   const std::uint32_t ways = W ? W : ways_;
@@ -19,18 +54,18 @@ inline bool SetAssocCache::probe(std::uint64_t set, std::uint32_t tag, bool writ
   const std::uint32_t now = clock_;
   std::uint32_t hit = ways;
 #if defined(__SSE2__)
-  if constexpr (W == 16) {  // four 4-way compares; a valid tag occurs at most once in a set
+  if constexpr (W != 0 && W % 4 == 0 && W <= 64) {  // 4-way compares; a valid tag occurs at most once in a set
     const __m128i key = _mm_set1_epi32(static_cast<int>(tag));
     const __m128i clean = _mm_set1_epi32(static_cast<int>(~kDirty));
     const __m128i zero = _mm_setzero_si128();
-    int found = 0;
-    for (int k = 0; k < 4; ++k) {
+    std::uint64_t found = 0;
+    for (std::uint32_t k = 0; k < W / 4; ++k) {
       const __m128i t = _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tags + 4 * k)), clean);
       const __m128i valid = _mm_loadu_si128(reinterpret_cast<const __m128i*>(stamps + 4 * k));
       const __m128i match = _mm_andnot_si128(_mm_cmpeq_epi32(valid, zero), _mm_cmpeq_epi32(t, key));
-      found |= _mm_movemask_ps(_mm_castsi128_ps(match)) << (4 * k);
+      found |= static_cast<std::uint64_t>(_mm_movemask_ps(_mm_castsi128_ps(match))) << (4 * k);
     }
-    if (found) hit = static_cast<std::uint32_t>(__builtin_ctz(static_cast<unsigned>(found)));
+    if (found) hit = static_cast<std::uint32_t>(__builtin_ctzll(found));
   } else
 #endif
   {
@@ -45,12 +80,7 @@ inline bool SetAssocCache::probe(std::uint64_t set, std::uint32_t tag, bool writ
   }
   if (write && policy_ == WritePolicy::write_through) return false;  // no allocation
   // The least recently used way; invalid ways (stamp 0) come first.
-  std::uint32_t oldest = stamps[0], victim = 0;
-  for (std::uint32_t i = 1; i < ways; ++i) {
-    const bool older = stamps[i] < oldest;  // strict: the first of equal stamps (invalid ways) wins
-    oldest = older ? stamps[i] : oldest;
-    victim = older ? i : victim;
-  }
+  const std::uint32_t victim = oldest_way<W>(stamps);
   if (stamps[victim] != 0 && (tags[victim] & kDirty)) {
     evicted_dirty = true;
     victim_line = line_of(tags[victim] & ~kDirty, set);
@@ -125,7 +155,9 @@ inline bool SetAssocCache::access_line(std::uint64_t address, bool write, bool& 
   std::uint64_t victim = 0;
   bool dirty = false;
   const auto t = static_cast<std::uint32_t>(tag);
-  const bool hit = ways_ == 16 ? probe<16>(set, t, write, dirty, victim) : probe<0>(set, t, write, dirty, victim);
+  const bool hit = ways_ == 16   ? probe<16>(set, t, write, dirty, victim)
+                   : ways_ == 64 ? probe<64>(set, t, write, dirty, victim)
+                                 : probe<0>(set, t, write, dirty, victim);
   evicted = dirty;
   if (dirty) victim_address = victim << line_shift_;
   return hit;

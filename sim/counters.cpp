@@ -9,6 +9,11 @@ void TrafficCounters::add(const TrafficCounters& o) {
   read_sectors += o.read_sectors;
   write_sectors += o.write_sectors;
   atomic_sectors += o.atomic_sectors;
+  tcp_accesses += o.tcp_accesses;
+  tcp_read_hits += o.tcp_read_hits;
+  tcp_tcc_read_req += o.tcp_tcc_read_req;
+  tcp_tcc_write_req += o.tcp_tcc_write_req;
+  l1_read_hit_bytes += o.l1_read_hit_bytes;
   tcc_req += o.tcc_req;
   tcc_hit += o.tcc_hit;
   tcc_miss += o.tcc_miss;
@@ -28,6 +33,7 @@ nlohmann::json TrafficCounters::to_json(arch::Vendor vendor) const {
   nlohmann::json shared = {{"requested_read_bytes", requested_read_bytes},
                            {"requested_write_bytes", requested_write_bytes},
                            {"atomic_bytes", atomic_bytes},
+                           {"l1_read_hit_rate", l1_read_hit_rate()},
                            {"l2_hit_rate", l2_hit_rate()},
                            {"mall_read_hits", mall_read_hits},
                            {"mall_read_misses", mall_read_misses},
@@ -43,7 +49,10 @@ nlohmann::json TrafficCounters::to_json(arch::Vendor vendor) const {
     shared["dram__bytes_write.sum"] = hbm_write_bytes;
     return shared;
   }
-  nlohmann::json amd = {{"TCC_REQ", tcc_req},
+  nlohmann::json amd = {{"TCP_TOTAL_CACHE_ACCESSES", tcp_accesses},
+          {"TCP_TCC_READ_REQ", tcp_tcc_read_req},
+          {"TCP_TCC_WRITE_REQ", tcp_tcc_write_req},
+          {"TCC_REQ", tcc_req},
           {"TCC_HIT", tcc_hit},
           {"TCC_MISS", tcc_miss},
           {"TCC_EA0_RDREQ", ea_rdreq},

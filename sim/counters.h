@@ -19,6 +19,10 @@ struct TrafficCounters {
   std::uint64_t requested_read_bytes = 0, requested_write_bytes = 0, atomic_bytes = 0;
   std::uint64_t read_sectors = 0, write_sectors = 0;  // 32 B sectors the read / write requests touch
   std::uint64_t atomic_sectors = 0;                   // 32 B sectors the atomics touch
+  // L1 (TCP) line requests: reads and writes look up the tags (atomics bypass the L1); read hits stay
+  // in the CU; read misses and every write go on to the L2.
+  std::uint64_t tcp_accesses = 0, tcp_read_hits = 0, tcp_tcc_read_req = 0, tcp_tcc_write_req = 0;
+  std::uint64_t l1_read_hit_bytes = 0;  // bytes of the reads the L1 served
   std::uint64_t tcc_req = 0, tcc_hit = 0, tcc_miss = 0;  // L2 line requests (hit-on-miss counts as a hit)
   std::uint64_t ea_rdreq = 0, ea_rdreq_32b = 0, ea_rdreq_64b = 0, ea_rdreq_128b = 0;  // 128 B = TCC_BUBBLE
   std::uint64_t ea_wrreq = 0, ea_wrreq_64b = 0;  // write-backs, write-throughs and atomics toward the fabric
@@ -30,6 +34,10 @@ struct TrafficCounters {
     return 128 * ea_rdreq_128b + 64 * (ea_rdreq - ea_rdreq_128b - ea_rdreq_32b) + 32 * ea_rdreq_32b;
   }
   std::uint64_t write_size_bytes() const { return 32 * (ea_wrreq - ea_wrreq_64b) + 64 * ea_wrreq_64b; }
+  double l1_read_hit_rate() const {
+    const std::uint64_t reads = tcp_read_hits + tcp_tcc_read_req;
+    return reads ? static_cast<double>(tcp_read_hits) / static_cast<double>(reads) : 0.0;
+  }
   double l2_hit_rate() const {
     return tcc_hit + tcc_miss ? static_cast<double>(tcc_hit) / static_cast<double>(tcc_hit + tcc_miss) : 0.0;
   }
@@ -39,7 +47,7 @@ struct TrafficCounters {
     (atomic ? atomic_sectors : read_sectors) += sectors;
   }
   void add(const TrafficCounters& o);
-  // Every counter by its profiler name on `vendor`'s GPUs: rocprofiler's TCC counters with
+  // Every counter by its profiler name on `vendor`'s GPUs: rocprofiler's TCP and TCC counters with
   // FETCH_SIZE_bytes and WRITE_SIZE_bytes on AMD; Nsight Compute's lts__t_sectors_srcunit_tex_op_read,
   // _write and _red (.sum) and dram__bytes_read and _write (.sum) on NVIDIA; plus the bytes and hit
   // rate both share.

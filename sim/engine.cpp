@@ -208,6 +208,7 @@ class KernelRun {
                                   r.occupancy.limited_by + ")");
     }
     memory_.set_engine_clock(engine_.hz());
+    memory_.start_kernel();
     const LevelBusy memory_before = memory_.busy();
     xcds_ = gpu_.dispatch.xcds_per_partition;
     cus_per_xcd_ = gpu_.chip.cus_per_xcd;
@@ -651,8 +652,8 @@ class KernelRun {
         b = approximate ? memory_.write_spans(s.xcd, spans_.data(), spans_.size(), now, c)
                         : memory_.write_batch(s.xcd, lines_.data(), lines_.size(), now, c);
       } else {
-        b = approximate ? memory_.read_spans(s.xcd, spans_.data(), spans_.size(), now, c)
-                        : memory_.read_batch(s.xcd, lines_.data(), lines_.size(), now, c);
+        b = approximate ? memory_.read_spans(s.xcd, s.cu, spans_.data(), spans_.size(), now, c)
+                        : memory_.read_batch(s.xcd, s.cu, lines_.data(), lines_.size(), now, c);
       }
       f = Finish{b.finish, FinishCause{b.bound, 0}};
       latency = b.latency;

@@ -38,23 +38,46 @@ void MemoryPath::evict_group(std::uint32_t inst, std::uint64_t key, const GroupS
   });
 }
 
-BatchTiming MemoryPath::read_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n, Tick t, TrafficCounters& c) {
-  return time_read_batch(gpu_->l2_instance_of(xcd), t, fill_spans(xcd, spans, n, c, false), c, l2_read_);
+BatchTiming MemoryPath::read_spans(std::uint32_t xcd, std::uint32_t cu, const RowSpan* spans, std::size_t n, Tick t,
+                                   TrafficCounters& c) {
+  return time_read_batch(gpu_->l2_instance_of(xcd), t, fill_spans(xcd, cu, spans, n, c, false), c, l2_read_);
 }
 
-MemoryPath::FillSummary MemoryPath::fill_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n,
-                                               TrafficCounters& c, bool atomic) {
+MemoryPath::FillSummary MemoryPath::fill_spans(std::uint32_t xcd, std::uint32_t cu, const RowSpan* spans,
+                                               std::size_t n, TrafficCounters& c, bool atomic) {
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
   GroupCache& l2 = l2_groups_[inst];
   const auto on_evict = [&](std::uint64_t key, const GroupShape& shape, std::uint64_t dirty) {
     evict_group(inst, key, shape, dirty);
   };
   Tick latency_sum = 0;
-  bool fetched = false, from_hbm = false;
+  bool reached_l2 = false, fetched = false, from_hbm = false;
   const Tick hit_latency = l1_latency_ + l2_latency_;
   for (std::size_t i = 0; i < n; ++i) {
     for_each_group(spans[i], [&](std::uint64_t key, const GroupShape& shape, std::uint64_t units, std::uint64_t lo,
                                  std::uint64_t hi) {
+      if (!atomic) {
+        // The reading CU's L1 first: a line whose touched units it all holds goes no further.
+        const std::uint64_t held = l1_.read_group(cu, key, shape, units);
+        const std::uint64_t missed = line_starts(units & ~held);
+        const auto lines = count_units(line_starts(units)), forwarded = count_units(missed);
+        c.tcp_accesses += lines;
+        c.tcp_read_hits += lines - forwarded;
+        c.tcp_tcc_read_req += forwarded;
+        latency_sum += static_cast<Tick>(lines - forwarded) * l1_latency_;
+        const std::uint64_t served = units & ~(missed | (missed << 1));
+        if (hi == ~std::uint64_t{0}) {
+          c.l1_read_hit_bytes += 128 * count_units(line_starts(served));
+        } else {
+          for_each_line(key, shape, served, [&](std::uint64_t line, std::uint64_t, std::uint32_t) {
+            const LineRange r = line_range(key, line, lo, hi);
+            c.l1_read_hit_bytes += r.hi - r.lo;
+          });
+        }
+        units &= ~served;
+        if (!units) return;
+      }
+      reached_l2 = true;
       const std::uint64_t request = whole_lines(units);
       // An in-L2 atomic's read-modify-write fills the line and leaves it dirty.
       const std::uint64_t hits = l2.access(key, shape, request, request, atomic ? request : 0, on_evict);
@@ -126,7 +149,7 @@ MemoryPath::FillSummary MemoryPath::fill_spans(std::uint32_t xcd, const RowSpan*
       });
     });
   }
-  return FillSummary{latency_sum, fetched, from_hbm};
+  return FillSummary{latency_sum, reached_l2, fetched, from_hbm};
 }
 
 BatchTiming MemoryPath::write_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n, Tick t,
@@ -145,6 +168,7 @@ BatchTiming MemoryPath::write_spans(std::uint32_t xcd, const RowSpan* spans, std
       const std::uint64_t hits = l2.access(key, shape, request, request, request, on_evict);
       for_each_line(key, shape, request, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t) {
         const LineRange r = line_range(key, line, lo, hi);
+        write_l1(c);
         c.requested_write_bytes += r.hi - r.lo;
         c.write_sectors += sectors_touched(r.lo, r.hi);
         ++c.tcc_req;
@@ -160,7 +184,7 @@ BatchTiming MemoryPath::write_spans(std::uint32_t xcd, const RowSpan* spans, std
 BatchTiming MemoryPath::atomic_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n, Tick t,
                                      TrafficCounters& c) {
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
-  if (l2_atomics_) return time_l2_atomic_batch(inst, t, fill_spans(xcd, spans, n, c, true), c);
+  if (l2_atomics_) return time_l2_atomic_batch(inst, t, fill_spans(xcd, 0, spans, n, c, true), c);
   bool mall_missed = false;
   for (std::size_t i = 0; i < n; ++i) {
     for_each_group(spans[i], [&](std::uint64_t key, const GroupShape& shape, std::uint64_t units, std::uint64_t lo,

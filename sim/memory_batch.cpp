@@ -10,20 +10,25 @@ namespace {
 constexpr std::size_t kPrefetchAhead = 8;  // lines whose tag sets are fetched ahead of the probe
 }  // namespace
 
-BatchTiming MemoryPath::read_batch(std::uint32_t xcd, const LineRequest* lines, std::size_t n, Tick t,
+BatchTiming MemoryPath::read_batch(std::uint32_t xcd, std::uint32_t cu, const LineRequest* lines, std::size_t n, Tick t,
                                    TrafficCounters& c) {
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
-  return time_read_batch(inst, t, fill_lines(xcd, lines, n, c, false), c, l2_read_);
+  return time_read_batch(inst, t, fill_lines(xcd, cu, lines, n, c, false), c, l2_read_);
 }
 
-MemoryPath::FillSummary MemoryPath::fill_lines(std::uint32_t xcd, const LineRequest* lines, std::size_t n,
-                                               TrafficCounters& c, bool atomic) {
+MemoryPath::FillSummary MemoryPath::fill_lines(std::uint32_t xcd, std::uint32_t cu, const LineRequest* lines,
+                                               std::size_t n, TrafficCounters& c, bool atomic) {
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
   FillSummary f;
   for (std::size_t i = 0; i < std::min(n, kPrefetchAhead); ++i) prefetch(xcd, lines[i].address);
   for (std::size_t i = 0; i < n; ++i) {
     if (i + kPrefetchAhead < n) prefetch(xcd, lines[i + kPrefetchAhead].address);
     const LineRequest& q = lines[i];
+    if (!atomic && read_l1(cu, q, c)) {
+      f.latency_sum += l1_latency_;
+      continue;
+    }
+    f.reached_l2 = true;
     const ReadRoute r = route_read(inst, q, c, atomic);
     l2_demand_.add(r.channel, q.hi - q.lo);
     if (r.evicted) victims_.push_back(Victim{r.channel, r.victim});
@@ -44,6 +49,11 @@ BatchTiming MemoryPath::time_read_batch(std::uint32_t inst, Tick t, const FillSu
                                         std::vector<BandwidthServer>& l2) {
   BatchTiming b{t, f.latency_sum, WaitCause::l2, 0};
   const Tick arrival = t + l1_latency_;
+  if (!f.reached_l2) {  // every request hit its L1
+    b.finish = arrival;
+    b.latency = l1_latency_;
+    return b;
+  }
   Tick l2_done = l2_demand_.serve(l2, arrival);
   // Dirty victims take write-back queue slots; the batch waits only while a queue is full.
   for (const Victim& v : victims_) l2_done = std::max(l2_done, evict(v.channel, inst, v.line, arrival, c));
@@ -75,6 +85,7 @@ BatchTiming MemoryPath::write_batch(std::uint32_t xcd, const LineRequest* lines,
     if (i + kPrefetchAhead < n) l2_[inst].prefetch(lines[i + kPrefetchAhead].address);
     const LineRequest& q = lines[i];
     std::optional<std::uint64_t> victim;  // one line probed: at most one eviction
+    write_l1(c);
     const std::uint32_t ch = route_write(inst, q, c, [&](std::uint64_t v) { victim = v; });
     l2_demand_.add(ch, q.hi - q.lo);
     if (victim) victims_.push_back(Victim{ch, *victim});
@@ -101,7 +112,7 @@ BatchTiming MemoryPath::time_write_batch(std::uint32_t inst, Tick t, std::size_t
 BatchTiming MemoryPath::atomic_batch(std::uint32_t xcd, const LineRequest* lines, std::size_t n, Tick t,
                                      TrafficCounters& c) {
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
-  if (l2_atomics_) return time_l2_atomic_batch(inst, t, fill_lines(xcd, lines, n, c, true), c);
+  if (l2_atomics_) return time_l2_atomic_batch(inst, t, fill_lines(xcd, 0, lines, n, c, true), c);
   bool mall_missed = false;
   for (std::size_t i = 0; i < n; ++i) {
     if (mall_ && i + kPrefetchAhead < n) mall_->prefetch(lines[i + kPrefetchAhead].address);

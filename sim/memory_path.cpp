@@ -12,7 +12,8 @@ MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz, TagMode mode)
     : gpu_(&gpu),
       line_(static_cast<std::uint32_t>(gpu.l2.line.value)),
       mall_latency_(gpu.mall.present ? gpu.mall.latency.value : 0),
-      hbm_latency_(gpu.hbm.latency.value) {
+      hbm_latency_(gpu.hbm.latency.value),
+      l1_(gpu, mode == TagMode::approximate) {
   if (line_ != 128) {
     throw arch::ConfigError(arch::ValueOrigin{gpu.name, 0, 0, {}}, "l2.line",
                             "the request-size rules are written for 128 B L2 lines, not " + std::to_string(line_));
@@ -136,10 +137,12 @@ Tick MemoryPath::time_fetch(const Fetch& f, Tick t) {
   return f.hbm_bytes ? hbm_ch_[hbm_channel(f.address)].serve(t, f.hbm_bytes) : t;
 }
 
-Tick MemoryPath::read(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
-                      TrafficCounters& c) {
+Tick MemoryPath::read(std::uint32_t xcd, std::uint32_t cu, std::uint64_t line_address, std::uint32_t lo,
+                      std::uint32_t hi, Tick t, TrafficCounters& c) {
+  const LineRequest q{line_address, lo, hi};
+  if (read_l1(cu, q, c)) return t + l1_latency_;
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
-  return time_route(route_read(inst, LineRequest{line_address, lo, hi}, c), inst, hi - lo, t, l2_read_, c);
+  return time_route(route_read(inst, q, c), inst, hi - lo, t, l2_read_, c);
 }
 
 Tick MemoryPath::time_route(const ReadRoute& r, std::uint32_t inst, std::uint32_t bytes, Tick t,
@@ -157,6 +160,7 @@ Tick MemoryPath::write(std::uint32_t xcd, std::uint64_t line_address, std::uint3
                        TrafficCounters& c) {
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
   std::optional<std::uint64_t> victim;  // one line probed: at most one eviction
+  write_l1(c);
   const std::uint32_t ch = route_write(inst, LineRequest{line_address, lo, hi}, c, [&](std::uint64_t v) { victim = v; });
   const Tick accepted = l2_write_[ch].serve(t + l1_latency_, hi - lo);
   return victim ? std::max(accepted, evict(ch, inst, *victim, accepted, c)) : accepted;
@@ -249,7 +253,7 @@ LevelBusy MemoryPath::busy() const {
 }
 
 std::uint64_t MemoryPath::state_bytes() const {
-  std::uint64_t n = mall_ ? mall_->state_bytes() : 0;
+  std::uint64_t n = (mall_ ? mall_->state_bytes() : 0) + l1_.state_bytes();
   for (const auto& c : l2_) n += c.state_bytes();
   if (mall_groups_) n += mall_groups_->state_bytes();
   for (const auto& c : l2_groups_) n += c.state_bytes();

@@ -1,7 +1,8 @@
-// The memory hierarchy beyond the compute units, timed and counted in one place: the L2 of each
-// XCD (tags, channels, write-back), the L2-to-fabric links, the memory-side cache (MALL) and the
-// HBM channels, each channel a bandwidth server, with the configured added latency of each level
-// and the request-size rules that the vendor's FETCH_SIZE and WRITE_SIZE counters depend on.
+// The memory hierarchy of global memory, timed and counted in one place: the vector L1 of each CU
+// (tags), the L2 of each XCD (tags, channels, write-back), the L2-to-fabric links, the memory-side
+// cache (MALL) and the HBM channels, each channel a bandwidth server, with the configured added
+// latency of each level and the request-size rules that the vendor's FETCH_SIZE and WRITE_SIZE
+// counters depend on. (The CU's L1 port bandwidth is the CU's own: ComputeUnit.)
 #pragma once
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "sim/counters.h"
 #include "sim/divisor.h"
 #include "sim/group_cache.h"
+#include "sim/l1_cache.h"
 #include "sim/time.h"
 #include "sim/time_breakdown.h"
 
@@ -60,7 +62,10 @@ struct BatchTiming {
 
 // Contract: requests are timed in the order they are presented (the event engine presents them in
 // time order). Lines are identified by their L2 line address; `lo`/`hi` are the byte range [lo, hi)
-// of the line a request touches. Deterministic. Tags and counters are exact per line request in
+// of the line a request touches; `cu` (any index below chip.xcds x chip.cus_per_xcd, one L1 each)
+// is the CU whose L1 a read looks up first: an L1 hit is back after the L1 latency and goes no
+// further (l1_cache.h). Writes pass the L1 (write-through, no allocation); atomics bypass it.
+// Deterministic. Tags and counters are exact per line request in
 // both forms; the batch forms time a tile operation as a whole: each channel on its way serves the
 // bytes the batch puts on it once, all arriving when the batch is issued, and the batch is done when
 // the last channel has served it plus the added latency of the deepest level it reached.
@@ -83,9 +88,9 @@ class MemoryPath {
   // Re-rates the engine-clocked servers (L2 channels, links) for a kernel at another clock.
   void set_engine_clock(double engine_hz);
 
-  // A CU on `xcd` reads [lo, hi) of a line, issued at `t`: the time the data is back.
-  Tick read(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
-            TrafficCounters& c);
+  // CU `cu` on `xcd` reads [lo, hi) of a line, issued at `t`: the time the data is back.
+  Tick read(std::uint32_t xcd, std::uint32_t cu, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi,
+            Tick t, TrafficCounters& c);
   // A CU writes [lo, hi) of a line: the time the L2 has accepted it (writes are posted) or, when the
   // allocation evicts a dirty line, the time that line's write-back has been served.
   Tick write(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
@@ -96,16 +101,20 @@ class MemoryPath {
               TrafficCounters& c);
 
   // The same three for a tile operation's `n` line requests, issued together at `t`.
-  BatchTiming read_batch(std::uint32_t xcd, const LineRequest* lines, std::size_t n, Tick t, TrafficCounters& c);
+  BatchTiming read_batch(std::uint32_t xcd, std::uint32_t cu, const LineRequest* lines, std::size_t n, Tick t,
+                         TrafficCounters& c);
   BatchTiming write_batch(std::uint32_t xcd, const LineRequest* lines, std::size_t n, Tick t, TrafficCounters& c);
   BatchTiming atomic_batch(std::uint32_t xcd, const LineRequest* lines, std::size_t n, Tick t, TrafficCounters& c);
 
   // The approximate mode's forms of the three: a tile operation's rows, issued together at `t`.
   // Counters follow the same per-request rules; tags are kept per group of lines (GroupCache).
-  BatchTiming read_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n, Tick t, TrafficCounters& c);
+  BatchTiming read_spans(std::uint32_t xcd, std::uint32_t cu, const RowSpan* spans, std::size_t n, Tick t,
+                         TrafficCounters& c);
   BatchTiming write_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n, Tick t, TrafficCounters& c);
   BatchTiming atomic_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n, Tick t, TrafficCounters& c);
 
+  // Kernel start: the command processor invalidates every CU's L1.
+  void start_kernel() { l1_.invalidate(); }
   // Kernel end: writes back every dirty L2 line from `t` on and invalidates the L2s; returns when
   // the last write-back is served. The memory-side cache keeps its contents.
   Tick end_kernel(Tick t, std::vector<TrafficCounters>& per_xcd);
@@ -159,14 +168,33 @@ class MemoryPath {
   // What a batch of L2 read-modify-write requests (reads, or in-L2 atomics) found, for its timing.
   struct FillSummary {
     Tick latency_sum = 0;
+    bool reached_l2 = false;  // some request missed the L1 (atomics always reach the L2)
     bool fetched = false, from_hbm = false;
   };
-  // The exact mode's probe of a batch's line requests for reads (atomic = false) or in-L2 atomics:
-  // tags, counters and each channel's demand; the timing is left to the caller.
-  FillSummary fill_lines(std::uint32_t xcd, const LineRequest* lines, std::size_t n, TrafficCounters& c, bool atomic);
-  // The approximate mode's probe of a batch's rows for reads (atomic = false) or in-L2 atomics:
-  // tags, counters and each channel's demand; the timing is left to the caller.
-  FillSummary fill_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n, TrafficCounters& c, bool atomic);
+  // The exact mode's probe of a batch's line requests for reads by CU `cu` (atomic = false) or
+  // in-L2 atomics (which bypass the L1): tags, counters and each channel's demand; the timing is
+  // left to the caller.
+  FillSummary fill_lines(std::uint32_t xcd, std::uint32_t cu, const LineRequest* lines, std::size_t n,
+                         TrafficCounters& c, bool atomic);
+  // The approximate mode's probe of a batch's rows, as fill_lines.
+  FillSummary fill_spans(std::uint32_t xcd, std::uint32_t cu, const RowSpan* spans, std::size_t n, TrafficCounters& c,
+                         bool atomic);
+  // A read's L1 lookup by CU `cu`, counted: true on a hit (the request goes no further).
+  bool read_l1(std::uint32_t cu, const LineRequest& q, TrafficCounters& c) {
+    ++c.tcp_accesses;
+    if (l1_.read(cu, q.address, q.lo, q.hi)) {
+      ++c.tcp_read_hits;
+      c.l1_read_hit_bytes += q.hi - q.lo;
+      return true;
+    }
+    ++c.tcp_tcc_read_req;
+    return false;
+  }
+  // A write's pass through the L1 (write-through, no allocation), counted.
+  static void write_l1(TrafficCounters& c) {
+    ++c.tcp_accesses;
+    ++c.tcp_tcc_write_req;
+  }
   // The unloaded round trip of a read: L1 and L2 latency, plus the levels its fetch reached.
   Tick read_latency(const ReadRoute& r) const;
   // Folds address bits so that power-of-two strides spread over channels (the hardware hashes
@@ -249,6 +277,7 @@ class MemoryPath {
   std::uint32_t line_;
   Divisor l2_channels_, interleave_, mall_channels_, hbm_channels_;
   Tick l1_latency_ = 0, l2_latency_ = 0, mall_latency_, hbm_latency_;
+  L1Caches l1_;
   std::vector<SetAssocCache> l2_;
   std::optional<SetAssocCache> mall_;  // exact mode's MALL tags
   TagMode mode_ = TagMode::exact;

@@ -8,6 +8,7 @@
 
 #include "arch/clock_model.h"
 #include "arch/config_error.h"
+#include "sim/bandwidth_server.h"
 #include "sim/event_queue.h"
 #include "sim/memory_path.h"
 
@@ -22,7 +23,13 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
   r.level = o.level;
   r.engine_clock_hz = engine_hz;
   std::uint64_t footprint = o.footprint;
-  if (o.level == "l2") {
+  const std::uint32_t xcds = gpu.dispatch.xcds_per_partition;
+  const std::uint32_t cus = xcds * gpu.chip.cus_per_xcd;
+  if (o.level == "l1") {
+    // Half of each CU's L1: a chase runs on one CU, a stream gives every CU a slice of that size.
+    const std::uint64_t half = gpu.l1.size.value / 2;
+    footprint = footprint ? footprint : (o.pattern == "chase" ? half : half * cus);
+  } else if (o.level == "l2") {
     footprint = footprint ? footprint : 2ull << 20;
   } else if (o.level == "mall") {
     footprint = footprint ? footprint : 64ull << 20;
@@ -36,7 +43,7 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
     const std::uint64_t times = o.pattern == "atomic" || o.pattern == "chase" ? 2 : 8;
     footprint = footprint ? footprint : times * std::max(l2_total, gpu.mall.present ? gpu.mall.size.value : 0);
   } else {
-    throw ConfigError(ValueOrigin{"--level " + o.level, 0, 0, {}}, "level", "expected l2, mall or hbm");
+    throw ConfigError(ValueOrigin{"--level " + o.level, 0, 0, {}}, "level", "expected l1, l2, mall or hbm");
   }
   const std::uint64_t line = gpu.l2.line.value;
   if (footprint % line != 0 || footprint == 0) {
@@ -55,8 +62,6 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
   r.footprint = footprint;
   MemoryPath path(gpu, engine_hz);
   const std::uint64_t lines = footprint / line;
-  const std::uint32_t xcds = gpu.dispatch.xcds_per_partition;
-  const std::uint32_t cus = xcds * gpu.chip.cus_per_xcd;
 
   if (o.pattern == "chase") {
     // One dependent load at a time over a random permutation of the buffer's lines.
@@ -66,9 +71,9 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
     for (std::uint64_t i = lines; i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
     Tick t = 0;
     TrafficCounters warm;
-    for (std::uint64_t i = 0; i < lines; ++i) t = path.read(0, order[i] * line, 0, static_cast<std::uint32_t>(line), t, warm);  // warm-up pass
+    for (std::uint64_t i = 0; i < lines; ++i) t = path.read(0, 0, order[i] * line, 0, static_cast<std::uint32_t>(line), t, warm);  // warm-up pass
     const Tick start = t;
-    for (std::uint64_t i = 0; i < lines; ++i) t = path.read(0, order[i] * line, 0, static_cast<std::uint32_t>(line), t, r.counters);
+    for (std::uint64_t i = 0; i < lines; ++i) t = path.read(0, 0, order[i] * line, 0, static_cast<std::uint32_t>(line), t, r.counters);
     r.latency_ns = static_cast<double>(t - start) / static_cast<double>(lines) / kTicksPerNs;
     return r;
   }
@@ -91,9 +96,11 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
     for (std::uint32_t i = 0; i < kChain; ++i) t = chain.atomic(i % xcds, 0, 0, static_cast<std::uint32_t>(line), t, warm);
     r.latency_ns = static_cast<double>(t - start) / kChain / kTicksPerNs;
   }
-  // Each CU streams its own slice of the buffer(s), keeping `inflight` line requests outstanding;
-  // a copy reads a line of the source and writes a line of the destination per step. Atomics: the
-  // CUs of a group, one per XCD, share a slice.
+  // Each CU streams a slice of the buffer(s), keeping `inflight` line requests outstanding; a copy
+  // reads a line of the source and writes a line of the destination per step. At the L1 level a CU
+  // reads its own slice again each pass; beyond it the slices rotate among the XCD's CUs pass by
+  // pass (as a benchmark's blocks walk their XCD's share), so that no L1 sees its lines again while
+  // it could still hold them. Atomics: the CUs of a group, one per XCD, share a slice.
   const std::uint64_t dst_base = (footprint + (1ull << 20)) / (1ull << 20) * (1ull << 20) + (1ull << 20);
   const std::uint32_t slices = atomics ? cus / xcds : cus;
   const std::uint64_t per_cu = (lines + slices - 1) / slices;
@@ -104,14 +111,19 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
   const std::uint64_t passes = (warm_up ? 1 : 0) + std::max<std::uint64_t>(1, (128ull * inflight + per_cu - 1) / per_cu);
   const std::uint64_t steps = per_cu * passes;
   std::vector<std::uint64_t> issued(cus, 0);
+  // Every request passes its CU's L1 port (l1.bandwidth), as in the engine.
+  std::vector<BandwidthServer> l1_port(cus, BandwidthServer(static_cast<double>(gpu.l1.bandwidth.value) * engine_hz));
+  const bool rotate = o.level != "l1" && !atomics;
   EventQueue q;
   const auto issue = [&](std::uint32_t cu, Tick t) {
     const std::uint64_t step = issued[cu]++;
-    const std::uint32_t slice = atomics ? cu / xcds : cu;
+    const std::uint64_t pass = step / per_cu;
+    const std::uint64_t slice = atomics ? cu / xcds : (rotate ? (cu + pass * xcds) % cus : cu);  // same XCD
     const std::uint64_t l = (slice * per_cu + step % per_cu) % lines;
     const std::uint32_t xcd = cu % xcds;
-    Tick done = t;
-    if (reads) done = std::max(done, path.read(xcd, l * line, 0, static_cast<std::uint32_t>(line), t, r.counters));
+    const auto bytes = static_cast<std::uint64_t>(line) * ((reads ? 1 : 0) + (writes ? 1 : 0) + (atomics ? 1 : 0));
+    Tick done = l1_port[cu].serve(t, bytes);
+    if (reads) done = std::max(done, path.read(xcd, cu, l * line, 0, static_cast<std::uint32_t>(line), t, r.counters));
     if (writes) done = std::max(done, path.write(xcd, dst_base + l * line, 0, static_cast<std::uint32_t>(line), t, r.counters));
     if (atomics) done = std::max(done, path.atomic(xcd, l * line, 0, static_cast<std::uint32_t>(line), t, r.counters));
     q.schedule(done, 0, cu, 0);
@@ -119,6 +131,7 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
   // One kernel: every CU issues its steps up to `last` from `start`, keeping `inflight` requests
   // outstanding; returns when the last one is done.
   const auto run_kernel = [&](std::uint64_t last, Tick start) {
+    path.start_kernel();
     for (std::uint32_t cu = 0; cu < cus; ++cu) {
       for (std::uint32_t k = 0; k < inflight && issued[cu] < last; ++k) issue(cu, start);
     }

@@ -1,6 +1,6 @@
 // Memory microbenchmarks on the simulated hierarchy: streaming bandwidth, pointer-chase latency and
 // cross-XCD atomic throughput and latency at a chosen level
-// (`attnsim micro --pattern stream-read|stream-write|copy|chase|atomic --level l2|mall|hbm`).
+// (`attnsim micro --pattern stream-read|stream-write|copy|chase|atomic --level l1|l2|mall|hbm`).
 #pragma once
 
 #include <cstdint>
@@ -13,9 +13,9 @@ namespace attnsim::sim {
 
 struct MemoryMicroOptions {
   std::string pattern = "stream-read";  // stream-read | stream-write | copy | chase | atomic
-  std::string level = "hbm";            // l2 | mall | hbm: sets the default footprint
-  std::uint64_t footprint = 0;          // bytes per buffer; 0: 2 MiB (l2), 64 MiB (mall), 8 x the largest cache (hbm;
-                                        // chase and atomic: 2 x)
+  std::string level = "hbm";            // l1 | l2 | mall | hbm: sets the default footprint
+  std::uint64_t footprint = 0;          // bytes per buffer; 0: half an L1 per CU (l1; chase: half one L1), 2 MiB
+                                        // (l2), 64 MiB (mall), 8 x the largest cache (hbm; chase and atomic: 2 x)
   std::uint32_t inflight = 0;           // outstanding line requests per CU (streams); 0: cu.memory_inflight_lines
 };
 

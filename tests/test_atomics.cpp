@@ -17,10 +17,7 @@ using namespace attnsim::sim;
 
 namespace {
 // MI300X with its atomics moved into the L2 (a what-if: its L2s are not coherent across XCDs).
-const arch::GpuSpec& mi300x_l2_atomics() {
-  static const arch::GpuSpec g = arch::load_arch_file(arch::resolve_arch("mi300x"), {"l2.atomics=l2"}).spec;
-  return g;
-}
+const arch::GpuSpec& mi300x_l2_atomics() { return test::gpu_with("mi300x", {"l2.atomics=l2"}); }
 constexpr double kHz = 2.1e9;
 double ns(Tick t) { return static_cast<double>(t) / kTicksPerNs; }
 // The atomic micro into one line from every CU, eight in flight per CU.

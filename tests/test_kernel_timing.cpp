@@ -12,9 +12,7 @@ using namespace attnsim;
 using namespace attnsim::workloads;
 
 namespace {
-arch::GpuSpec mi300x(std::vector<std::string> sets = {}) {
-  return arch::load_arch_file(arch::resolve_arch("mi300x"), sets).spec;
-}
+const arch::GpuSpec& mi300x(const std::vector<std::string>& sets = {}) { return test::gpu_with("mi300x", sets); }
 
 Problem heads(std::uint32_t h, std::uint64_t n) {
   Problem p;

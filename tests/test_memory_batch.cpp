@@ -12,11 +12,7 @@ using namespace attnsim::sim;
 
 namespace {
 // MI300X with 64 KiB L2s and a 1 MiB MALL, so that small request sets evict (dirty) lines.
-const arch::GpuSpec& small_caches() {
-  static const arch::GpuSpec g =
-      arch::load_arch_file(arch::resolve_arch("mi300x"), {"l2.size=64KiB", "mall.size=1MiB"}).spec;
-  return g;
-}
+const arch::GpuSpec& small_caches() { return test::gpu_with("mi300x", {"l2.size=64KiB", "mall.size=1MiB"}); }
 
 // Line requests over a 4 MiB range with repeats and partial lines (a fixed linear congruence).
 std::vector<LineRequest> scattered_requests(std::size_t n) {
@@ -40,6 +36,7 @@ void check_same_counters(const TrafficCounters& a, const TrafficCounters& b) {
 TEST_CASE("a batch probes and counts exactly what its lines do one by one") {
   const auto& gpu = small_caches();
   const std::vector<LineRequest> q = scattered_requests(20'000);
+  constexpr std::uint32_t kCu = 3 * 38;  // a CU of XCD 3 (its L1 sees the repeated lines again)
   for (const char* kind : {"read", "write", "atomic", "write then read"}) {
     CAPTURE(kind);
     MemoryPath lines(gpu, 2.1e9), batches(gpu, 2.1e9);
@@ -47,13 +44,13 @@ TEST_CASE("a batch probes and counts exactly what its lines do one by one") {
     const std::string k = kind;
     const auto run = [&](const std::string& what) {
       for (const LineRequest& r : q) {
-        if (what == "read") lines.read(3, r.address, r.lo, r.hi, 0, by_line);
+        if (what == "read") lines.read(3, kCu, r.address, r.lo, r.hi, 0, by_line);
         if (what == "write") lines.write(3, r.address, r.lo, r.hi, 0, by_line);
         if (what == "atomic") lines.atomic(3, r.address, r.lo, r.hi, 0, by_line);
       }
       // Batches of 100 requests, as tile operations would present them.
       for (std::size_t i = 0; i < q.size(); i += 100) {
-        if (what == "read") batches.read_batch(3, &q[i], 100, 0, by_batch);
+        if (what == "read") batches.read_batch(3, kCu, &q[i], 100, 0, by_batch);
         if (what == "write") batches.write_batch(3, &q[i], 100, 0, by_batch);
         if (what == "atomic") batches.atomic_batch(3, &q[i], 100, 0, by_batch);
       }
@@ -77,15 +74,16 @@ TEST_CASE("a batch of L2 hits is served once by its channel (by hand)") {
   std::vector<LineRequest> q;
   for (std::uint64_t i = 0; i < 16; ++i) q.push_back(LineRequest{i * 128, 0, 128});
   TrafficCounters c;
-  path.read_batch(0, q.data(), q.size(), 0, c);  // misses: brings the lines in
+  path.read_batch(0, 0, q.data(), q.size(), 0, c);  // misses: brings the lines in
   REQUIRE(c.tcc_miss == 16);
-  const Tick t = 100'000'000;                    // long after the fills
-  const BatchTiming b = path.read_batch(0, q.data(), q.size(), t, c);
+  const Tick t = 100'000'000;                       // long after the fills
+  // Other CUs of the XCD read them: their L1s miss, the L2 hits.
+  const BatchTiming b = path.read_batch(0, 1, q.data(), q.size(), t, c);
   CHECK(c.tcc_hit == 16);
   CHECK(b.finish == t + (118 + 16 + 90) * 1000);   // latency, 16 lines at one per clock, L2 latency
   CHECK(b.latency_sum == 16 * (118 + 90) * 1000);  // each request's unloaded round trip
   // A second batch at the same time queues behind the first on the channel.
-  CHECK(path.read_batch(0, q.data(), q.size(), t, c).finish == t + (118 + 32 + 90) * 1000);
+  CHECK(path.read_batch(0, 2, q.data(), q.size(), t, c).finish == t + (118 + 32 + 90) * 1000);
 }
 
 TEST_CASE("a batch of HBM reads ends when its busiest channel is done plus every level's latency") {
@@ -97,14 +95,14 @@ TEST_CASE("a batch of HBM reads ends when its busiest channel is done plus every
     TrafficCounters c;
     std::vector<LineRequest> q;
     for (std::uint64_t i = 0; i < 8; ++i) q.push_back(LineRequest{i * stride, 0, 128});
-    const Tick end = path.read_batch(0, q.data(), q.size(), 0, c).finish;
+    const Tick end = path.read_batch(0, 0, q.data(), q.size(), 0, c).finish;
     CHECK(c.hbm_read_bytes == 8 * 128);
     return end;
   };
   MemoryPath path(gpu, 1e9);
   TrafficCounters c;
   const LineRequest single{0, 0, 128};
-  const Tick alone = path.read_batch(0, &single, 1, 0, c).finish;
+  const Tick alone = path.read_batch(0, 0, &single, 1, 0, c).finish;
   // Eight lines in one 4 KiB interleave chunk share one HBM channel: 7 more line services.
   CHECK(finish(128) == alone + 7 * 128'000);
   // Eight lines 4 KiB apart fall on distinct channels (the folded interleave): served side by side.

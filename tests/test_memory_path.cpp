@@ -11,10 +11,7 @@ using namespace attnsim::sim;
 
 namespace {
 // MI300X with a 16 MiB MALL, so that HBM-level footprints (twice the MALL) stay small for tests.
-const arch::GpuSpec& small_mall() {
-  static const arch::GpuSpec g = arch::load_arch_file(arch::resolve_arch("mi300x"), {"mall.size=16MiB"}).spec;
-  return g;
-}
+const arch::GpuSpec& small_mall() { return test::gpu_with("mi300x", {"mall.size=16MiB"}); }
 }  // namespace
 
 TEST_CASE("a request's 32 B sectors: those its byte range touches") {
@@ -70,7 +67,7 @@ TEST_CASE("bad memory micro input names the problem") {
   const auto& gpu = test::gpu("mi300x");
   MemoryMicroOptions o;
   o.level = "l3";
-  CHECK_THROWS_WITH_AS(run_memory_micro(gpu, o, 2.1e9), "--level l3: error: key 'level': expected l2, mall or hbm",
+  CHECK_THROWS_WITH_AS(run_memory_micro(gpu, o, 2.1e9), "--level l3: error: key 'level': expected l1, l2, mall or hbm",
                        arch::ConfigError);
   o.level = "l2";
   o.footprint = 1000;

@@ -1,6 +1,11 @@
 // Helpers for workload tests: build a pass for a preset on a shipped GPU.
 #pragma once
 
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "arch/arch_locator.h"
 #include "arch/spec_loader.h"
 #include "workloads/kernel_program.h"
@@ -12,6 +17,15 @@ inline const arch::GpuSpec& gpu(const std::string& name) {
   static const arch::GpuSpec mi300x = arch::load_arch_file(arch::resolve_arch("mi300x")).spec;
   static const arch::GpuSpec h100 = arch::load_arch_file(arch::resolve_arch("h100")).spec;
   return name == "h100" ? h100 : mi300x;
+}
+
+// A shipped GPU with overrides applied as `--set` applies them, loaded once per distinct list.
+inline const arch::GpuSpec& gpu_with(const std::string& name, const std::vector<std::string>& sets) {
+  static std::map<std::pair<std::string, std::vector<std::string>>, arch::GpuSpec> loaded;
+  const auto key = std::make_pair(name, sets);
+  auto it = loaded.find(key);
+  if (it == loaded.end()) it = loaded.emplace(key, arch::load_arch_file(arch::resolve_arch(name), sets).spec).first;
+  return it->second;
 }
 
 inline workloads::PassPrograms build(const workloads::Problem& p, const std::string& kernel, workloads::Direction d) {

@@ -1,0 +1,49 @@
+#include "sim/l1_cache.h"
+
+#include <string>
+
+#include "arch/config_error.h"
+
+namespace attnsim::sim {
+
+L1Caches::L1Caches(const arch::GpuSpec& gpu, bool approximate) {
+  const arch::L1Spec& l1 = gpu.l1;
+  if (l1.line.value != gpu.l2.line.value) {
+    throw arch::ConfigError(arch::ValueOrigin{gpu.name, 0, 0, {}}, "l1.line",
+                            "the L1 is modelled per L2 line: it must equal l2.line (" +
+                                std::to_string(gpu.l2.line.value) + " B), not " + std::to_string(l1.line.value) + " B");
+  }
+  if (l1.write_policy != arch::WritePolicy::write_through) {
+    throw arch::ConfigError(arch::ValueOrigin{gpu.name, 0, 0, {}}, "l1.write_policy",
+                            "the L1 is modelled write-through (a GPU's L1 holds no dirty global data)");
+  }
+  const std::uint32_t cus = gpu.chip.xcds * gpu.chip.cus_per_xcd;
+  if (approximate) {
+    // Room for the groups of an L1 full of groups a quarter valid, as the approximate L2.
+    groups_.reserve(cus);
+    for (std::uint32_t i = 0; i < cus; ++i) groups_.emplace_back(l1.size.value, static_cast<std::uint32_t>(l1.size.value / (64 * 16)));
+    return;
+  }
+  exact_.reserve(cus);
+  for (std::uint32_t i = 0; i < cus; ++i) exact_.emplace_back(l1.size.value, l1.ways, 64);
+}
+
+bool L1Caches::read(std::uint32_t cu, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi) {
+  bool hit = true;
+  for (std::uint32_t unit = lo / 64 * 64; unit < hi; unit += 64) hit = exact_[cu].access(line_address + unit) && hit;
+  return hit;
+}
+
+void L1Caches::invalidate() {
+  for (auto& c : exact_) c.invalidate();
+  for (auto& g : groups_) g.invalidate();
+}
+
+std::uint64_t L1Caches::state_bytes() const {
+  std::uint64_t n = 0;
+  for (const auto& c : exact_) n += c.state_bytes();
+  for (const auto& g : groups_) n += g.state_bytes();
+  return n;
+}
+
+}  // namespace attnsim::sim

@@ -1,0 +1,92 @@
+// Tag state of a small, highly associative LRU cache (a CU's L1): each set keeps its tags in
+// recency order in a ring, so a miss replaces the least recently used tag in constant time.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "sim/divisor.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace attnsim::sim {
+
+// Contract: exact LRU per set, as SetAssocCache with SetIndex::modulo (line mod sets; tag
+// line / sets) and read allocation: the same hits for the same sequence of lines. A set's ring runs
+// from its most recently used tag (at `head`) to its least recently used one; a miss writes the new
+// tag over the least recently used one and makes it the head; a hit moves its tag to the head.
+// Empty ways hold kEmpty, which no line's tag equals. Deterministic; no allocation after
+// construction.
+class LruRing {
+ public:
+  LruRing(std::uint64_t size_bytes, std::uint32_t ways, std::uint32_t line_bytes)
+      : ways_(ways), line_(line_bytes), sets_(size_bytes / (std::uint64_t{ways} * line_bytes)) {
+    if (ways == 0 || sets_ == 0 || size_bytes % (std::uint64_t{ways} * line_bytes) != 0) {
+      throw std::invalid_argument("LruRing: the size must be a positive multiple of ways x line");
+    }
+    set_div_ = Divisor(sets_);
+    tags_.assign(sets_ * ways_, kEmpty);
+    head_.assign(sets_, 0);
+  }
+
+  // Looks up the line holding `address`; allocates it on a miss. Returns true on a hit.
+  bool access(std::uint64_t address) {
+    const std::uint64_t line = address / line_;
+    const std::uint64_t tag = set_div_.div(line);
+    if (tag >= kEmpty) throw std::out_of_range("address beyond the L1 model's tag range");
+    const std::uint64_t set = set_div_.mod(line);
+    std::uint32_t* tags = &tags_[set * ways_];
+    std::uint32_t& head = head_[set];
+    const std::uint32_t p = find(tags, static_cast<std::uint32_t>(tag));
+    if (p == ways_) {  // the least recently used way sits just behind the head
+      head = head == 0 ? ways_ - 1 : head - 1;
+      tags[head] = static_cast<std::uint32_t>(tag);
+      return false;
+    }
+    // A hit: the tags from the head to p move one place toward the old end; p's tag becomes the head.
+    for (std::uint32_t i = p; i != head;) {
+      const std::uint32_t prev = i == 0 ? ways_ - 1 : i - 1;
+      tags[i] = tags[prev];
+      i = prev;
+    }
+    tags[head] = static_cast<std::uint32_t>(tag);
+    return true;
+  }
+  void invalidate() {
+    std::fill(tags_.begin(), tags_.end(), kEmpty);
+    std::fill(head_.begin(), head_.end(), 0);
+  }
+  std::uint64_t state_bytes() const { return tags_.size() * sizeof(std::uint32_t) + head_.size() * sizeof(std::uint32_t); }
+
+ private:
+  static constexpr std::uint32_t kEmpty = 0xFFFFFFFFu;
+  // The way holding `tag`, or ways_.
+  std::uint32_t find(const std::uint32_t* tags, std::uint32_t tag) const {
+#if defined(__SSE2__)
+    if (ways_ % 4 == 0) {
+      const __m128i key = _mm_set1_epi32(static_cast<int>(tag));
+      for (std::uint32_t k = 0; k < ways_; k += 4) {
+        const int m = _mm_movemask_ps(_mm_castsi128_ps(
+            _mm_cmpeq_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tags + k)), key)));
+        if (m) return k + static_cast<std::uint32_t>(__builtin_ctz(static_cast<unsigned>(m)));
+      }
+      return ways_;
+    }
+#endif
+    for (std::uint32_t i = 0; i < ways_; ++i) {
+      if (tags[i] == tag) return i;
+    }
+    return ways_;
+  }
+
+  std::uint32_t ways_, line_;
+  std::uint64_t sets_;
+  Divisor set_div_;
+  std::vector<std::uint32_t> tags_;  // per set: `ways` tags, a ring in recency order
+  std::vector<std::uint32_t> head_;  // per set: the way of the most recently used tag
+};
+
+}  // namespace attnsim::sim

@@ -1,0 +1,153 @@
+// The vector L1 of each CU (TCP): hits served by the CU alone, LRU over its sets, fills of the
+// 64 B units a read touches, writes passed through, atomics bypassing it, emptied at every kernel
+// start, the approximate mode counting as the exact one, and the L1-level microbenchmarks (by hand).
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "arch/config_error.h"
+#include "sim/memory_path.h"
+#include "sim/micro_memory.h"
+#include "workload_fixture.h"
+
+using namespace attnsim;
+using namespace attnsim::sim;
+
+namespace {
+constexpr Tick kNs = 1000;  // ticks per ns; at 1 GHz one cycle
+// MI300X at 1 GHz: L1 hit 118 cycles; an L2 hit adds 90 cycles and one cycle of channel service.
+constexpr Tick kL1 = 118 * kNs, kL2 = (118 + 90 + 1) * kNs;
+constexpr Tick kLater = 1'000'000'000;  // long after any earlier request
+}  // namespace
+
+TEST_CASE("an L1 hit is served by the CU's L1 alone and counted as the profiler counts it") {
+  MemoryPath path(test::gpu("mi300x"), 1e9);
+  TrafficCounters c;
+  path.read(0, 0, 4096, 0, 128, 0, c);  // miss: L1 and L2
+  CHECK(path.read(0, 0, 4096, 0, 128, kLater, c) == kLater + kL1);
+  CHECK(c.tcp_accesses == 2);
+  CHECK(c.tcp_read_hits == 1);
+  CHECK(c.tcp_tcc_read_req == 1);
+  CHECK(c.tcc_req == 1);  // the hit never reached the L2
+  CHECK(c.l1_read_hit_bytes == 128);
+  CHECK(c.requested_read_bytes == 128);
+  // Another CU of the XCD has its own L1: an L2 hit.
+  CHECK(path.read(0, 1, 4096, 0, 128, 2 * kLater, c) == 2 * kLater + kL2);
+  const auto j = c.to_json();
+  CHECK(j["TCP_TOTAL_CACHE_ACCESSES"] == 3);
+  CHECK(j["TCP_TCC_READ_REQ"] == 2);
+  CHECK(j["l1_read_hit_rate"].get<double>() == doctest::Approx(1.0 / 3));
+}
+
+TEST_CASE("the L1 is LRU in each of its sets (MI300X: 4 sets of 64 ways of 128 B lines)") {
+  MemoryPath path(test::gpu("mi300x"), 1e9);
+  TrafficCounters c;
+  Tick t = 0;
+  const auto read = [&](std::uint64_t line) {
+    t += kLater;
+    return path.read(0, 7, line * 128, 0, 128, t, c) == t + kL1;  // true: an L1 hit
+  };
+  for (std::uint64_t line = 0; line < 256; ++line) CHECK_FALSE(read(line));  // fills every way of every set
+  for (std::uint64_t line = 0; line < 256; ++line) CHECK(read(line));         // all still there
+  CHECK_FALSE(read(256));  // set 0 is full: its least recently used line (0) goes
+  CHECK(read(4));          // set 0's next oldest stays
+  CHECK_FALSE(read(0));    // evicted; it evicts line 8 now (line 4 was just used)
+  CHECK(read(1));          // set 1 untouched
+  CHECK_FALSE(read(8));
+  CHECK(c.tcp_tcc_read_req == 256 + 3);
+}
+
+TEST_CASE("an L1 miss fills the 64 B units its read touched") {
+  MemoryPath path(test::gpu("mi300x"), 1e9);
+  TrafficCounters c;
+  path.read(0, 0, 0, 0, 64, 0, c);                               // first half: miss
+  CHECK(path.read(0, 0, 0, 0, 32, kLater, c) == kLater + kL1);  // within it: hit
+  CHECK(path.read(0, 0, 0, 64, 128, 2 * kLater, c) > 2 * kLater + kL1);  // second half: miss
+  CHECK(path.read(0, 0, 0, 0, 128, 3 * kLater, c) == 3 * kLater + kL1);  // now the whole line
+  CHECK(c.tcp_tcc_read_req == 2);
+  CHECK(c.requested_read_bytes == 128);  // the L2 saw each half once
+}
+
+TEST_CASE("writes pass the L1 without allocating and atomics bypass it") {
+  MemoryPath path(test::gpu("mi300x"), 1e9);
+  TrafficCounters c;
+  path.write(0, 0, 0, 128, 0, c);
+  path.atomic(0, 8192, 0, 128, 0, c);
+  CHECK(c.tcp_accesses == 1);  // the write looked up the tags, the atomic did not
+  CHECK(c.tcp_tcc_write_req == 1);
+  // Neither line is in the L1: both reads go to the L2.
+  CHECK(path.read(0, 0, 0, 0, 128, kLater, c) > kLater + kL1);
+  CHECK(path.read(0, 0, 8192, 0, 128, 2 * kLater, c) > 2 * kLater + kL1);
+  CHECK(c.tcp_read_hits == 0);
+  CHECK(c.tcp_tcc_read_req == 2);
+}
+
+TEST_CASE("every kernel starts with empty L1s") {
+  MemoryPath path(test::gpu("mi300x"), 1e9);
+  TrafficCounters c;
+  path.read(0, 0, 0, 0, 128, 0, c);
+  path.start_kernel();
+  CHECK(path.read(0, 0, 0, 0, 128, kLater, c) == kLater + kL2);  // an L2 hit, not an L1 one
+  CHECK(c.tcp_read_hits == 0);
+}
+
+TEST_CASE("the approximate mode's L1 counts a tile's rows as the exact mode does") {
+  // 16 rows of 256 B, 2 KiB apart (a K tile of one head in BSHD), read twice by one CU, then a
+  // 64 B piece of a row (a flat group) twice: every second read hits.
+  const auto& gpu = test::gpu("mi300x");
+  MemoryPath exact(gpu, 1e9), approx(gpu, 1e9, TagMode::approximate);
+  TrafficCounters ce, ca;
+  std::vector<LineRequest> lines;
+  for (std::uint64_t r = 0; r < 16; ++r) {
+    for (std::uint64_t l = 0; l < 2; ++l) lines.push_back(LineRequest{65536 + r * 2048 + l * 128, 0, 128});
+  }
+  const RowSpan rows{65536, 256, 2048, 16, 0};
+  const LineRequest piece{1 << 20, 64, 128};
+  const RowSpan piece_span{(1 << 20) + 64, 64, 64, 1, 0};
+  for (int pass = 0; pass < 2; ++pass) {
+    const Tick t = pass * kLater;
+    exact.read_batch(0, 3, lines.data(), lines.size(), t, ce);
+    approx.read_spans(0, 3, &rows, 1, t, ca);
+    exact.read_batch(0, 3, &piece, 1, t, ce);
+    approx.read_spans(0, 3, &piece_span, 1, t, ca);
+  }
+  CHECK(ce.tcp_accesses == 66);
+  CHECK(ce.tcp_read_hits == 33);
+  CHECK(ce.l1_read_hit_bytes == 32 * 128 + 64);
+  CHECK(ca.to_json() == ce.to_json());
+  CHECK(ca.l1_read_hit_bytes == ce.l1_read_hit_bytes);
+  // A batch that hits its L1 throughout is done after the L1's latency.
+  CHECK(exact.read_batch(0, 3, lines.data(), lines.size(), 2 * kLater, ce).finish == 2 * kLater + kL1);
+  CHECK(approx.read_spans(0, 3, &rows, 1, 2 * kLater, ca).finish == 2 * kLater + kL1);
+}
+
+TEST_CASE("an L1 the model cannot represent is refused by name") {
+  const auto refused = [](const std::vector<std::string>& sets) {
+    try {
+      MemoryPath path(test::gpu_with("mi300x", sets), 1e9);
+    } catch (const arch::ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(refused({"l1.line=64B"}).find("l1.line") != std::string::npos);
+  CHECK(refused({"l1.write_policy=write_back"}).find("l1.write_policy") != std::string::npos);
+  CHECK(refused({}).empty());
+}
+
+TEST_CASE("L1-level microbenchmarks: a chase at the L1 latency and a stream bound by the requests in flight") {
+  const auto& gpu = test::gpu("mi300x");
+  MemoryMicroOptions o;
+  o.level = "l1";
+  o.pattern = "chase";  // half an L1 on one CU: every timed load hits
+  CHECK(run_memory_micro(gpu, o, 2.1e9).latency_ns == doctest::Approx(118 / 2.1).epsilon(0.001));
+  // A stream keeps 64 line requests in flight per CU, each back after the L1's 118 cycles (its 128 B
+  // per clock port is not the limit: 64 x 128 B per 118 cycles is 69 B/clk): Little's law gives
+  // 304 CUs x 64 x 128 B / (118 / 2.1 GHz) = 44.3 TB/s. The timed kernel's first pass finds its L1s
+  // empty (a kernel start) and waits on the L2: a little less.
+  o.pattern = "stream-read";
+  const double little = 304.0 * 64 * 128 / (118 / 2.1e9);
+  const double measured = run_memory_micro(gpu, o, 2.1e9).bandwidth_bytes_per_s;
+  CHECK(measured <= little);
+  CHECK(measured >= 0.97 * little);
+}
