@@ -24,6 +24,7 @@ const std::map<std::string, std::string>& metric_keys() {
       {"l2_fabric_read_plus_write_bytes", ""},
       {"hbm_read_bytes", "/traffic/hbm_read_bytes"},
       {"hbm_write_bytes", "/traffic/hbm_write_bytes"},
+      {"l1_read_hit_rate", "/traffic/l1_read_hit_rate"},
       {"l2_hit_rate", "/traffic/l2_hit_rate"},
       {"l2_read_request_bytes", "/traffic/l2_read_request_bytes"},
       {"l2_atomic_request_bytes", "/traffic/l2_atomic_request_bytes"},

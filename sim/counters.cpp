@@ -14,6 +14,7 @@ void TrafficCounters::add(const TrafficCounters& o) {
   tcp_tcc_read_req += o.tcp_tcc_read_req;
   tcp_tcc_write_req += o.tcp_tcc_write_req;
   l1_read_hit_bytes += o.l1_read_hit_bytes;
+  l1_read_hit_sectors += o.l1_read_hit_sectors;
   tcc_req += o.tcc_req;
   tcc_hit += o.tcc_hit;
   tcc_miss += o.tcc_miss;
@@ -42,6 +43,9 @@ nlohmann::json TrafficCounters::to_json(arch::Vendor vendor) const {
   if (vendor == arch::Vendor::nvidia) {
     // The L2 (LTS) sectors the SMs' loads, stores and reductions touch: the attention kernels'
     // atomics return nothing (an fp32 atomicAdd whose result is unused compiles to a RED).
+    // The SMs' global loads at the L1 (every 32 B sector they touch) and the sectors the L1 held.
+    shared["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] = read_sectors + l1_read_hit_sectors;
+    shared["l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum"] = l1_read_hit_sectors;
     shared["lts__t_sectors_srcunit_tex_op_read.sum"] = read_sectors;
     shared["lts__t_sectors_srcunit_tex_op_write.sum"] = write_sectors;
     shared["lts__t_sectors_srcunit_tex_op_red.sum"] = atomic_sectors;

@@ -22,7 +22,7 @@ struct TrafficCounters {
   // L1 (TCP) line requests: reads and writes look up the tags (atomics bypass the L1); read hits stay
   // in the CU; read misses and every write go on to the L2.
   std::uint64_t tcp_accesses = 0, tcp_read_hits = 0, tcp_tcc_read_req = 0, tcp_tcc_write_req = 0;
-  std::uint64_t l1_read_hit_bytes = 0;  // bytes of the reads the L1 served
+  std::uint64_t l1_read_hit_bytes = 0, l1_read_hit_sectors = 0;  // of the reads the L1 served
   std::uint64_t tcc_req = 0, tcc_hit = 0, tcc_miss = 0;  // L2 line requests (hit-on-miss counts as a hit)
   std::uint64_t ea_rdreq = 0, ea_rdreq_32b = 0, ea_rdreq_64b = 0, ea_rdreq_128b = 0;  // 128 B = TCC_BUBBLE
   std::uint64_t ea_wrreq = 0, ea_wrreq_64b = 0;  // write-backs, write-throughs and atomics toward the fabric

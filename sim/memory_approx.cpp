@@ -67,11 +67,14 @@ MemoryPath::FillSummary MemoryPath::fill_spans(std::uint32_t xcd, std::uint32_t 
         latency_sum += static_cast<Tick>(lines - forwarded) * l1_latency_;
         const std::uint64_t served = units & ~(missed | (missed << 1));
         if (hi == ~std::uint64_t{0}) {
-          c.l1_read_hit_bytes += 128 * count_units(line_starts(served));
+          const auto served_lines = count_units(line_starts(served));
+          c.l1_read_hit_bytes += 128 * served_lines;
+          c.l1_read_hit_sectors += 4 * served_lines;
         } else {
           for_each_line(key, shape, served, [&](std::uint64_t line, std::uint64_t, std::uint32_t) {
             const LineRange r = line_range(key, line, lo, hi);
             c.l1_read_hit_bytes += r.hi - r.lo;
+            c.l1_read_hit_sectors += sectors_touched(r.lo, r.hi);
           });
         }
         units &= ~served;

@@ -185,6 +185,7 @@ class MemoryPath {
     if (l1_.read(cu, q.address, q.lo, q.hi)) {
       ++c.tcp_read_hits;
       c.l1_read_hit_bytes += q.hi - q.lo;
+      c.l1_read_hit_sectors += sectors_touched(q.lo, q.hi);
       return true;
     }
     ++c.tcp_tcc_read_req;

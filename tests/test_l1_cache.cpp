@@ -37,6 +37,11 @@ TEST_CASE("an L1 hit is served by the CU's L1 alone and counted as the profiler 
   CHECK(j["TCP_TOTAL_CACHE_ACCESSES"] == 3);
   CHECK(j["TCP_TCC_READ_REQ"] == 2);
   CHECK(j["l1_read_hit_rate"].get<double>() == doctest::Approx(1.0 / 3));
+  // Nsight Compute's names: the global-load sectors at the L1 (3 reads of 4) and those it held.
+  const auto nv = c.to_json(arch::Vendor::nvidia);
+  CHECK(nv["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] == 12);
+  CHECK(nv["l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum"] == 4);
+  CHECK(nv["lts__t_sectors_srcunit_tex_op_read.sum"] == 8);
 }
 
 TEST_CASE("the L1 is LRU in each of its sets (MI300X: 4 sets of 64 ways of 128 B lines)") {

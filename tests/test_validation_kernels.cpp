@@ -241,7 +241,9 @@ TEST_CASE("profiler CSVs are summed over the attention kernels and become attnsi
       "\"1\",\"1\",\"other_kernel\",\"dram__bytes_read.sum\",\"byte\",\"999\"\n"
       "\"2\",\"1\",\"attn::attention_bwd_convert(attn::Tensors)\",\"dram__bytes_read.sum\",\"byte\",\"1000\"\n"
       "\"2\",\"1\",\"attn::attention_bwd_convert(attn::Tensors)\",\"lts__t_sectors_srcunit_tex_op_read.sum\",\"sector\",\"10\"\n"
-      "\"3\",\"1\",\"attn::attention_bwd(attn::Tensors)\",\"lts__t_sectors_srcunit_tex_op_red.sum\",\"sector\",\"4\"\n");
+      "\"3\",\"1\",\"attn::attention_bwd(attn::Tensors)\",\"lts__t_sectors_srcunit_tex_op_red.sum\",\"sector\",\"4\"\n"
+      "\"3\",\"1\",\"attn::attention_bwd(attn::Tensors)\",\"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum\",\"sector\",\"40\"\n"
+      "\"3\",\"1\",\"attn::attention_bwd(attn::Tensors)\",\"l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum\",\"sector\",\"10\"\n");
   attn::ProfileSums sums;
   attn::add_profile_csv(ncu, attn::kernel_prefix("fwd"), sums);
   CHECK(sums.get("dram__bytes_read.sum") == 1048576.0);  // the forward only: not the other program's, not the bwd's
@@ -249,11 +251,13 @@ TEST_CASE("profiler CSVs are summed over the attention kernels and become attnsi
   attn::add_profile_csv(ncu, attn::kernel_prefix("both"), all);
   CHECK(all.get("dram__bytes_read.sum") == 1048576.0 + 1000.0);
   const auto m = attn::metrics_from_profile(all);
-  REQUIRE(m.size() == 4);
+  REQUIRE(m.size() == 5);
   CHECK(m[2].metric == "l2_read_request_bytes");
   CHECK(m[2].value == 320.0);
   CHECK(m[3].metric == "l2_atomic_request_bytes");
   CHECK(m[3].value == 128.0);
+  CHECK(m[4].metric == "l1_read_hit_rate");  // 10 of 40 load sectors held by the L1
+  CHECK(m[4].value == 0.25);
   // rocprofv3 counter collection in two passes (files): FETCH_SIZE = 128 x 10 + 64 x (30 - 10 - 5)
   // + 32 x 5 = 2400 B; WRITE_SIZE = 32 x (8 - 6) + 64 x 6 = 448 B; 3 MOPS = 1536 FLOPs.
   const std::string roc1 = write_temp("attnsim_rocprof1.csv",
@@ -264,16 +268,24 @@ TEST_CASE("profiler CSVs are summed over the attention kernels and become attnsi
                                       "Correlation_Id,Kernel_Name,Counter_Name,Counter_Value\n"
                                       "1,attention_bwd<128>,TCC_EA0_WRREQ,8\n1,attention_bwd<128>,TCC_EA0_WRREQ_64B,6\n"
                                       "1,attention_bwd_convert,SQ_INSTS_VALU_MFMA_MOPS_BF16,3\n");
+  // A third pass: 100 L1 lookups of which 20 writes; 60 of the 80 reads went on to the L2.
+  const std::string roc3 = write_temp("attnsim_rocprof3.csv",
+                                      "Correlation_Id,Kernel_Name,Counter_Name,Counter_Value\n"
+                                      "1,attention_bwd<128>,TCP_TOTAL_CACHE_ACCESSES,100\n"
+                                      "1,attention_bwd<128>,TCP_TCC_READ_REQ,60\n1,attention_bwd<128>,TCP_TCC_WRITE_REQ,20\n");
   attn::ProfileSums roc;
   attn::add_profile_csv(roc1, attn::kernel_prefix("bwd"), roc);
   attn::add_profile_csv(roc2, attn::kernel_prefix("bwd"), roc);
+  attn::add_profile_csv(roc3, attn::kernel_prefix("bwd"), roc);
   const auto rm = attn::metrics_from_profile(roc);
-  REQUIRE(rm.size() == 3);
-  CHECK(rm[0].metric == "l2_fabric_read_bytes");
-  CHECK(rm[0].value == 2400.0);
-  CHECK(rm[1].value == 448.0);
-  CHECK(rm[2].metric == "matrix_flops");
-  CHECK(rm[2].value == 1536.0);
+  REQUIRE(rm.size() == 4);
+  CHECK(rm[0].metric == "l1_read_hit_rate");
+  CHECK(rm[0].value == doctest::Approx(0.25));
+  CHECK(rm[1].metric == "l2_fabric_read_bytes");
+  CHECK(rm[1].value == 2400.0);
+  CHECK(rm[2].value == 448.0);
+  CHECK(rm[3].metric == "matrix_flops");
+  CHECK(rm[3].value == 1536.0);
   const std::string bad = write_temp("attnsim_bad_profile.csv", "Kernel_Name,Counter_Name,Counter_Value\nattention_fwd,TCC_BUBBLE,lots\n");
   attn::ProfileSums ignored;
   CHECK_THROWS_WITH_AS(attn::add_profile_csv(bad, "attention_", ignored),

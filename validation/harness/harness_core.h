@@ -240,6 +240,17 @@ inline std::vector<MeasuredValue> metrics_from_profile(const ProfileSums& p) {
   if (p.has("lts__t_sectors_srcunit_tex_op_red.sum")) {
     out.push_back({"l2_atomic_request_bytes", 32.0 * p.get("lts__t_sectors_srcunit_tex_op_red.sum"), "B"});
   }
+  // The L1's read hit rate: on NVIDIA the global-load sectors it held; on AMD the reads it did not
+  // send to the L2 (TCP_TOTAL_CACHE_ACCESSES counts reads and writes; every write goes on).
+  const char* l1_sectors = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum";
+  const char* l1_hits = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum";
+  if (p.has(l1_sectors) && p.has(l1_hits) && p.get(l1_sectors) > 0) {
+    out.push_back({"l1_read_hit_rate", p.get(l1_hits) / p.get(l1_sectors), "ratio"});
+  }
+  if (p.has("TCP_TOTAL_CACHE_ACCESSES") && p.has("TCP_TCC_READ_REQ") && p.has("TCP_TCC_WRITE_REQ")) {
+    const double reads = p.get("TCP_TOTAL_CACHE_ACCESSES") - p.get("TCP_TCC_WRITE_REQ");
+    if (reads > 0) out.push_back({"l1_read_hit_rate", 1.0 - p.get("TCP_TCC_READ_REQ") / reads, "ratio"});
+  }
   if (p.has("TCC_EA0_RDREQ") && p.has("TCC_EA0_RDREQ_32B") && p.has("TCC_BUBBLE")) {
     const double all = p.get("TCC_EA0_RDREQ"), small = p.get("TCC_EA0_RDREQ_32B"), big = p.get("TCC_BUBBLE");
     out.push_back({"l2_fabric_read_bytes", 128.0 * big + 64.0 * (all - big - small) + 32.0 * small, "B"});

@@ -83,12 +83,13 @@ profile() {
   local -a files=()
   if [[ $vendor == nvidia ]]; then
     ncu --clock-control none --csv --print-units base -k regex:attention \
-        --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_red.sum,sm__cycles_elapsed.avg.per_second \
+        --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_red.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum,sm__cycles_elapsed.avg.per_second \
         "$bin" "$@" --warmup 0 --reps 1 --no-check --csv "$work/discard.csv" >"$work/ncu.csv"
     files=(--profile-csv "$work/ncu.csv")
   else
     local pass=0
-    for pmc in "TCC_EA0_RDREQ TCC_EA0_RDREQ_32B TCC_BUBBLE" "TCC_EA0_WRREQ TCC_EA0_WRREQ_64B SQ_INSTS_VALU_MFMA_MOPS_BF16"; do
+    for pmc in "TCC_EA0_RDREQ TCC_EA0_RDREQ_32B TCC_BUBBLE" "TCC_EA0_WRREQ TCC_EA0_WRREQ_64B SQ_INSTS_VALU_MFMA_MOPS_BF16" \
+               "TCP_TOTAL_CACHE_ACCESSES TCP_TCC_READ_REQ TCP_TCC_WRITE_REQ"; do
       pass=$((pass + 1))
       # shellcheck disable=SC2086
       rocprofv3 --pmc $pmc --output-format csv -d "$work/prof$pass" -- \
