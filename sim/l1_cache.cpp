@@ -25,13 +25,14 @@ L1Caches::L1Caches(const arch::GpuSpec& gpu, bool approximate) {
     return;
   }
   exact_.reserve(cus);
-  for (std::uint32_t i = 0; i < cus; ++i) exact_.emplace_back(l1.size.value, l1.ways, 64);
+  for (std::uint32_t i = 0; i < cus; ++i) exact_.emplace_back(l1.size.value, l1.ways, static_cast<std::uint32_t>(l1.line.value));
 }
 
 bool L1Caches::read(std::uint32_t cu, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi) {
-  bool hit = true;
-  for (std::uint32_t unit = lo / 64 * 64; unit < hi; unit += 64) hit = exact_[cu].access(line_address + unit) && hit;
-  return hit;
+  // The 64 B units of the line the read touches, one bit each.
+  std::uint8_t units = 0;
+  for (std::uint32_t unit = lo / 64; unit * 64 < hi; ++unit) units = static_cast<std::uint8_t>(units | (1u << unit));
+  return exact_[cu].access(line_address, units);
 }
 
 void L1Caches::invalidate() {

@@ -11,14 +11,12 @@
 
 namespace attnsim::sim {
 
-// Contract: one L1 per CU index in [0, chip.xcds x chip.cus_per_xcd). Validity is kept per 64 B
-// unit of an L1 line: a miss fills the units the request touched (the L1 forwards the request's
-// byte range, which the L2's request-size rules then see), so a later request hits only if every
-// unit it touches was filled. For whole-line requests this is exactly an LRU cache of the
-// configured geometry: the two units of a line sit in sets 2k and 2k + 1 of a cache with twice the
-// sets and see the same sequence of tags. Exact mode: set-associative LRU, modulo set index (the
-// L1's 4 sets are indexed by the line address bits above the offset; LruRing). Approximate mode: a GroupCache
-// of the L1's size per CU, keyed like the L2's groups. Deterministic.
+// Contract: one L1 per CU index in [0, chip.xcds x chip.cus_per_xcd). Exact mode: an LRU cache of
+// the configured geometry (MI300X: 4 sets of 64 ways of 128 B lines, modulo set index; LruRing)
+// that keeps validity per 64 B unit of a line: a miss fills the units the request touched (the L1
+// forwards the request's byte range, which the L2's request-size rules then see), so a later
+// request hits only if every unit it touches is valid. Approximate mode: a GroupCache of the L1's
+// size per CU, keyed like the L2's groups (also valid per 64 B unit). Deterministic.
 class L1Caches {
  public:
   // Contract: throws arch::ConfigError unless l1.line equals l2.line (requests are L2 lines) and
@@ -26,8 +24,8 @@ class L1Caches {
   L1Caches(const arch::GpuSpec& gpu, bool approximate);
 
   // Exact mode: a read of [lo, hi) of the line at `line_address` by CU `cu`. Returns true when
-  // every 64 B unit it touches is present; fills the missing ones (and makes all of them the most
-  // recently used).
+  // every 64 B unit it touches is valid; either way makes them valid and the line the most
+  // recently used of its set.
   bool read(std::uint32_t cu, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi);
   // Approximate mode: a read of the 64 B units `units` of group `key` by CU `cu`; returns the units
   // that were present, then fills the others.
@@ -39,7 +37,7 @@ class L1Caches {
   std::uint64_t state_bytes() const;
 
  private:
-  std::vector<LruRing> exact_;         // per CU, 64 B lines
+  std::vector<LruRing> exact_;         // per CU
   std::vector<GroupCache> groups_;     // per CU, approximate mode
 };
 

@@ -1,5 +1,6 @@
 // Tag state of a small, highly associative LRU cache (a CU's L1): each set keeps its tags in
-// recency order in a ring, so a miss replaces the least recently used tag in constant time.
+// recency order in a ring, so a miss replaces the least recently used tag in constant time; each
+// line keeps which of its parts (up to 8, e.g. 64 B units of a 128 B line) are valid.
 #pragma once
 
 #include <cstdint>
@@ -15,10 +16,12 @@
 namespace attnsim::sim {
 
 // Contract: exact LRU per set, as SetAssocCache with SetIndex::modulo (line mod sets; tag
-// line / sets) and read allocation: the same hits for the same sequence of lines. A set's ring runs
-// from its most recently used tag (at `head`) to its least recently used one; a miss writes the new
-// tag over the least recently used one and makes it the head; a hit moves its tag to the head.
-// Empty ways hold kEmpty, which no line's tag equals. Deterministic; no allocation after
+// line / sets) and read allocation: for accesses of whole lines, the same hits for the same
+// sequence of lines. An access names the parts of the line it touches; it hits when the line is
+// present with all of them valid; either way the line becomes the most recently used of its set
+// and those parts valid (a line not present replaces the least recently used one, with only them
+// valid). A set's ring runs from its most recently used tag (at `head`) to its least recently used
+// one. Empty ways hold kEmpty, which no line's tag equals. Deterministic; no allocation after
 // construction.
 class LruRing {
  public:
@@ -29,37 +32,46 @@ class LruRing {
     }
     set_div_ = Divisor(sets_);
     tags_.assign(sets_ * ways_, kEmpty);
+    parts_.assign(sets_ * ways_, 0);
     head_.assign(sets_, 0);
   }
 
-  // Looks up the line holding `address`; allocates it on a miss. Returns true on a hit.
-  bool access(std::uint64_t address) {
+  // Looks up the line holding `address` for the parts `parts` (a bit per part); allocates it on a
+  // miss. Returns true on a hit (present, every part valid).
+  bool access(std::uint64_t address, std::uint8_t parts = 1) {
     const std::uint64_t line = address / line_;
     const std::uint64_t tag = set_div_.div(line);
     if (tag >= kEmpty) throw std::out_of_range("address beyond the L1 model's tag range");
     const std::uint64_t set = set_div_.mod(line);
     std::uint32_t* tags = &tags_[set * ways_];
+    std::uint8_t* valid = &parts_[set * ways_];
     std::uint32_t& head = head_[set];
     const std::uint32_t p = find(tags, static_cast<std::uint32_t>(tag));
     if (p == ways_) {  // the least recently used way sits just behind the head
       head = head == 0 ? ways_ - 1 : head - 1;
       tags[head] = static_cast<std::uint32_t>(tag);
+      valid[head] = parts;
       return false;
     }
-    // A hit: the tags from the head to p move one place toward the old end; p's tag becomes the head.
+    const bool hit = (valid[p] & parts) == parts;
+    const std::uint8_t now_valid = valid[p] | parts;
+    // The tags from the head to p move one place toward the old end; p's line becomes the head.
     for (std::uint32_t i = p; i != head;) {
       const std::uint32_t prev = i == 0 ? ways_ - 1 : i - 1;
       tags[i] = tags[prev];
+      valid[i] = valid[prev];
       i = prev;
     }
     tags[head] = static_cast<std::uint32_t>(tag);
-    return true;
+    valid[head] = now_valid;
+    return hit;
   }
   void invalidate() {
     std::fill(tags_.begin(), tags_.end(), kEmpty);
+    std::fill(parts_.begin(), parts_.end(), 0);
     std::fill(head_.begin(), head_.end(), 0);
   }
-  std::uint64_t state_bytes() const { return tags_.size() * sizeof(std::uint32_t) + head_.size() * sizeof(std::uint32_t); }
+  std::uint64_t state_bytes() const { return tags_.size() * 5 + head_.size() * sizeof(std::uint32_t); }
 
  private:
   static constexpr std::uint32_t kEmpty = 0xFFFFFFFFu;
@@ -86,6 +98,7 @@ class LruRing {
   std::uint64_t sets_;
   Divisor set_div_;
   std::vector<std::uint32_t> tags_;  // per set: `ways` tags, a ring in recency order
+  std::vector<std::uint8_t> parts_;  // per way: the line's valid parts
   std::vector<std::uint32_t> head_;  // per set: the way of the most recently used tag
 };
 
