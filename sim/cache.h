@@ -118,11 +118,11 @@ class SetAssocCache {
   // top bit; a stamp is the cache-wide clock at last use, 0 for an invalid way.
   static constexpr std::uint32_t kDirty = 0x80000000u;
 
-  // Probes one line; returns true on a hit. On a miss allocates and reports a dirty victim.
-  // W is the associativity when known at compile time (0: use ways_).
   // The least recently used way of a set's stamps (invalid ways, stamp 0, first; the first of equal).
   template <std::uint32_t W>
   std::uint32_t oldest_way(const std::uint32_t* stamps) const;
+  // Probes one line; returns true on a hit. On a miss allocates and reports a dirty victim.
+  // W is the associativity when known at compile time (0: use ways_).
   template <std::uint32_t W>
   bool probe(std::uint64_t set, std::uint32_t tag, bool write, bool& evicted_dirty, std::uint64_t& victim_line);
   template <std::uint32_t W, class OnMiss, class OnWriteback>

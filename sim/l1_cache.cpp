@@ -20,12 +20,15 @@ L1Caches::L1Caches(const arch::GpuSpec& gpu, bool approximate) {
   const std::uint32_t cus = gpu.chip.xcds * gpu.chip.cus_per_xcd;
   if (approximate) {
     // Room for the groups of an L1 full of groups a quarter valid, as the approximate L2.
+    const auto max_groups = static_cast<std::uint32_t>(l1.size.value / (64 * 16));
     groups_.reserve(cus);
-    for (std::uint32_t i = 0; i < cus; ++i) groups_.emplace_back(l1.size.value, static_cast<std::uint32_t>(l1.size.value / (64 * 16)));
+    for (std::uint32_t i = 0; i < cus; ++i) groups_.emplace_back(l1.size.value, max_groups);
     return;
   }
   exact_.reserve(cus);
-  for (std::uint32_t i = 0; i < cus; ++i) exact_.emplace_back(l1.size.value, l1.ways, static_cast<std::uint32_t>(l1.line.value));
+  for (std::uint32_t i = 0; i < cus; ++i) {
+    exact_.emplace_back(l1.size.value, l1.ways, static_cast<std::uint32_t>(l1.line.value));
+  }
 }
 
 bool L1Caches::read(std::uint32_t cu, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi) {

@@ -3,6 +3,7 @@
 // line keeps which of its parts (up to 8, e.g. 64 B units of a 128 B line) are valid.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
@@ -26,7 +27,7 @@ namespace attnsim::sim {
 class LruRing {
  public:
   LruRing(std::uint64_t size_bytes, std::uint32_t ways, std::uint32_t line_bytes)
-      : ways_(ways), line_(line_bytes), sets_(size_bytes / (std::uint64_t{ways} * line_bytes)) {
+      : ways_(ways), line_div_(line_bytes), sets_(size_bytes / (std::uint64_t{ways} * line_bytes)) {
     if (ways == 0 || sets_ == 0 || size_bytes % (std::uint64_t{ways} * line_bytes) != 0) {
       throw std::invalid_argument("LruRing: the size must be a positive multiple of ways x line");
     }
@@ -39,7 +40,7 @@ class LruRing {
   // Looks up the line holding `address` for the parts `parts` (a bit per part); allocates it on a
   // miss. Returns true on a hit (present, every part valid).
   bool access(std::uint64_t address, std::uint8_t parts = 1) {
-    const std::uint64_t line = address / line_;
+    const std::uint64_t line = line_div_.div(address);
     const std::uint64_t tag = set_div_.div(line);
     if (tag >= kEmpty) throw std::out_of_range("address beyond the L1 model's tag range");
     const std::uint64_t set = set_div_.mod(line);
@@ -94,7 +95,8 @@ class LruRing {
     return ways_;
   }
 
-  std::uint32_t ways_, line_;
+  std::uint32_t ways_;
+  Divisor line_div_;
   std::uint64_t sets_;
   Divisor set_div_;
   std::vector<std::uint32_t> tags_;  // per set: `ways` tags, a ring in recency order
