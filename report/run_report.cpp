@@ -182,7 +182,8 @@ std::string render_run_report(const json& j) {
   os << parts.render();
   const auto& t = j["traffic"];
   const auto mb = [](const json& v) { return fixed(v.get<double>() / 1e6, 1) + " MB"; };
-  os << "\n  traffic: LDS " << mb(t["lds_bytes"]) << ", L2 requests " << mb(t["l2_request_bytes"]) << " (hit "
+  os << "\n  traffic: LDS " << mb(t["lds_bytes"]) << ", L1 requests " << mb(t["l1_request_bytes"]) << " (read hit "
+     << fixed(100 * t["l1_read_hit_rate"].get<double>(), 1) << " %), L2 requests " << mb(t["l2_request_bytes"]) << " (hit "
      << fixed(100 * t["l2_hit_rate"].get<double>(), 1) << " %), FETCH_SIZE " << mb(t["l2_fabric_read_bytes"])
      << ", WRITE_SIZE " << mb(t["l2_fabric_write_bytes"]) << ", MALL hits " << mb(t["mall_hit_bytes"]) << ", HBM read "
      << mb(t["hbm_read_bytes"]) << ", HBM write " << mb(t["hbm_write_bytes"]) << "\n";
