@@ -13,7 +13,9 @@ LoopDensity aiter_fwd_density() {
   LoopDensity d;
   // 170 VALU (excl. transcendentals) for 256x32/8 = 1024 scores per wave = 16 per lane.
   d.valu_per_score_lane = 170.0 / 16.0;
-  d.mask_valu_per_score_lane = 34.0 / 16.0;  // "+mask": 34 VALU when the masking blocks run
+  // "+mask" VALU when the masking blocks run: the causal kernel's (fwd_hd128_bf16_causal_rtna, 66 of
+  // its 73 instructions), where masked tiles occur; the non-causal kernel's tail blocks run 33.
+  d.mask_valu_per_score_lane = 66.0 / 16.0;
   // LDS read 16384 B per wave = the whole K and V tiles (2 x 32 x 128 x 2 B).
   d.lds_read_per_tile_byte = 16384.0 / 16384.0;
   // LDS write 1024 B ds_write (V) + 1024 B LDS-DMA (K) per wave.
@@ -24,17 +26,23 @@ LoopDensity aiter_fwd_density() {
   return d;
 }
 
+// The a32 backward: aiter's default conversion is rtna (AITER-CO section 1, mha.py), and its only a32
+// rtna code objects are the psskddv ones (bwd_hd128_bf16_a32_rtna_psskddv, and causal_br_..._psskddv
+// for causal problems, which the host code's bottom-right mask selects).
 LoopDensity aiter_bwd_density(bool a16) {
   LoopDensity d;
-  // 16 x 192 / 4 = 768 scores per wave = 12 per lane; 154 VALU (a32) or 182 (a16, rtna).
-  d.valu_per_score_lane = (a16 ? 182.0 : 154.0) / 12.0;
-  d.mask_valu_per_score_lane = 35.0 / 12.0;  // causal kernels' "+mask" 35 VALU
+  // 16 x 192 / 4 = 768 scores per wave = 12 per lane; 172 VALU (a32) or 182 (a16), both rtna.
+  d.valu_per_score_lane = (a16 ? 182.0 : 172.0) / 12.0;
+  // "+mask" VALU when the masking blocks run: the causal kernels' (a32 causal_br psskddv 45 of its 60
+  // instructions; a16 causal rtna 12 of 35). Non-causal a32 tails run fewer (17).
+  d.mask_valu_per_score_lane = (a16 ? 12.0 : 45.0) / 12.0;
   // Input tiles per iteration: Q and dO, 16 x 128 x 2 B each = 8192 B.
   d.lds_read_per_tile_byte = (a16 ? 24064.0 : 25088.0) / 8192.0;
   d.lds_write_per_tile_byte = (a16 ? 6656.0 + 256.0 : 7680.0 + 256.0) / 8192.0;
   d.barriers = 6;
   d.extra_trans = 0;
-  d.source = a16 ? "AITER-CO section 4, bwd_hd128_bf16_a16_rtna.co" : "AITER-CO section 4, bwd_hd128_bf16_a32_rtne.co";
+  d.source = a16 ? "AITER-CO section 4, bwd_hd128_bf16_a16_rtna.co"
+                 : "AITER-CO section 4, bwd_hd128_bf16_a32_rtna_psskddv.co (mask: causal_br_a32_rtna_psskddv.co)";
   return d;
 }
 
@@ -51,8 +59,12 @@ FixedMix aiter_fwd_prologue() {
 FixedMix aiter_fwd_epilogue() {
   return {0, 450, 4, 3, 16384, 9216, "AITER-CO section 6, fwd_hd128_bf16_rtna.co post (MFMA counted in the loop)"};
 }
-FixedMix aiter_bwd_prologue() { return {0, 528, 1, 16, 45568, 40960, "AITER-CO section 6, bwd_hd128_bf16_a32_rtne.co pre"}; }
-FixedMix aiter_bwd_epilogue() { return {0, 1300, 0, 11, 26624, 26624, "AITER-CO section 6, bwd_hd128_bf16_a32_rtne.co post"}; }
+FixedMix aiter_bwd_prologue() {
+  return {0, 826, 1, 16, 45568, 40960, "AITER-CO section 6, bwd_hd128_bf16_a32_rtna_psskddv.co pre"};
+}
+FixedMix aiter_bwd_epilogue() {
+  return {0, 1302, 0, 11, 26624, 26624, "AITER-CO section 6, bwd_hd128_bf16_a32_rtna_psskddv.co post"};
+}
 FixedMix aiter_preprocess() { return {0, 499, 0, 8, 16384, 2048, "AITER-CO section 7, bwd_hd128_odo_bf16.co"}; }
 FixedMix aiter_convert() { return {0, 324, 0, 24, 4096, 4096, "AITER-CO section 7, bwd_hd128_dq_convert_bf16_rtna.co"}; }
 
