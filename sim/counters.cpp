@@ -41,11 +41,11 @@ nlohmann::json TrafficCounters::to_json(arch::Vendor vendor) const {
                            {"hbm_read_bytes", hbm_read_bytes},
                            {"hbm_write_bytes", hbm_write_bytes}};
   if (vendor == arch::Vendor::nvidia) {
-    // The L2 (LTS) sectors the SMs' loads, stores and reductions touch: the attention kernels'
-    // atomics return nothing (an fp32 atomicAdd whose result is unused compiles to a RED).
     // The SMs' global loads at the L1 (every 32 B sector they touch) and the sectors the L1 held.
     shared["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"] = read_sectors + l1_read_hit_sectors;
     shared["l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum"] = l1_read_hit_sectors;
+    // The L2 (LTS) sectors the SMs' loads, stores and reductions touch: the attention kernels'
+    // atomics return nothing (an fp32 atomicAdd whose result is unused compiles to a RED).
     shared["lts__t_sectors_srcunit_tex_op_read.sum"] = read_sectors;
     shared["lts__t_sectors_srcunit_tex_op_write.sum"] = write_sectors;
     shared["lts__t_sectors_srcunit_tex_op_red.sum"] = atomic_sectors;

@@ -135,13 +135,12 @@ BatchTiming MemoryPath::time_atomic_batch(Tick t, bool mall_missed) {
   // Atomics are posted: they hold no window slot; `finish` is when the memory side has performed
   // them (every channel on their way has served them) and the acknowledgement is back: the round
   // trip of a memory-side cache hit, or of HBM when a chunk's read missed it.
-  const Tick latency = l1_latency_ + l2_latency_ + mall_latency_ + (mall_missed ? hbm_latency_ : 0);
-  BatchTiming b{t, 0, mall_missed ? WaitCause::hbm : WaitCause::fabric, latency};
+  BatchTiming b{t, 0, mall_missed ? WaitCause::hbm : WaitCause::fabric, l1_latency_ + atomic_ack_latency(mall_missed)};
   const Tick at = l2_demand_.serve(l2_write_, t + l1_latency_);
   Tick beyond = link_demand_.serve(link_, at);
   if (has_mall_) beyond = std::max(beyond, mall_demand_.serve(mall_ch_, at));
   beyond = std::max(beyond, hbm_demand_.serve(hbm_ch_, at));
-  b.finish = beyond + latency - l1_latency_;
+  b.finish = beyond + atomic_ack_latency(mall_missed);
   return b;
 }
 

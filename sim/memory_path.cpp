@@ -193,7 +193,7 @@ Tick MemoryPath::atomic(std::uint32_t xcd, std::uint64_t line_address, std::uint
     done = std::max(done, hbm_ch_[hbm_channel(f.address)].serve(read, 64));
     mall_missed = mall_missed || f.hbm_bytes > 0;
   });
-  return done + l2_latency_ + mall_latency_ + (mall_missed ? hbm_latency_ : 0);
+  return done + atomic_ack_latency(mall_missed);
 }
 
 Tick MemoryPath::evict(std::uint32_t ch, std::uint32_t inst, std::uint64_t line_address, Tick t, TrafficCounters& c) {

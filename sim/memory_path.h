@@ -267,6 +267,11 @@ class MemoryPath {
   // Per-line timing of a fetch reaching the MALL at `t`: when its last channel has served it.
   Tick time_fetch(const Fetch& f, Tick t);
   Tick fetch_latency(const Fetch& f) const { return mall_latency_ + (f.hbm_bytes ? hbm_latency_ : 0); }
+  // A memory-side atomic's acknowledgement after its last channel has served it: back through the
+  // L2 from the MALL, or from HBM when a chunk's read missed the MALL.
+  Tick atomic_ack_latency(bool mall_missed) const {
+    return l2_latency_ + mall_latency_ + (mall_missed ? hbm_latency_ : 0);
+  }
   // The fetches of an atomic's 64 B chunks of [lo, hi) of a line, in chunk order, each counted as a
   // 64 B write request toward the fabric and 64 B written to HBM: a whole line is probed as one MALL
   // granule while the MALL is granular (exactly as its chunks one by one).

@@ -114,6 +114,7 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
   // Every request passes its CU's L1 port (l1.bandwidth), as in the engine.
   std::vector<BandwidthServer> l1_port(cus, BandwidthServer(static_cast<double>(gpu.l1.bandwidth.value) * engine_hz));
   const bool rotate = o.level != "l1" && !atomics;
+  const auto step_bytes = static_cast<std::uint64_t>(line) * ((reads ? 1 : 0) + (writes ? 1 : 0) + (atomics ? 1 : 0));
   EventQueue q;
   const auto issue = [&](std::uint32_t cu, Tick t) {
     const std::uint64_t step = issued[cu]++;
@@ -121,8 +122,7 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
     const std::uint64_t slice = atomics ? cu / xcds : (rotate ? (cu + pass * xcds) % cus : cu);  // same XCD
     const std::uint64_t l = (slice * per_cu + step % per_cu) % lines;
     const std::uint32_t xcd = cu % xcds;
-    const auto bytes = static_cast<std::uint64_t>(line) * ((reads ? 1 : 0) + (writes ? 1 : 0) + (atomics ? 1 : 0));
-    Tick done = l1_port[cu].serve(t, bytes);
+    Tick done = l1_port[cu].serve(t, step_bytes);
     if (reads) done = std::max(done, path.read(xcd, cu, l * line, 0, static_cast<std::uint32_t>(line), t, r.counters));
     if (writes) done = std::max(done, path.write(xcd, dst_base + l * line, 0, static_cast<std::uint32_t>(line), t, r.counters));
     if (atomics) done = std::max(done, path.atomic(xcd, l * line, 0, static_cast<std::uint32_t>(line), t, r.counters));
@@ -156,7 +156,7 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
     r.counters.add(per_l2[0]);
   }
   const auto timed_steps = static_cast<double>((steps - warm_steps) * cus);
-  const double bytes = timed_steps * line * ((reads ? 1 : 0) + (writes ? 1 : 0) + (atomics ? 1 : 0));
+  const double bytes = timed_steps * static_cast<double>(step_bytes);
   const double seconds = static_cast<double>(end - window_start) / 1e12;
   r.bandwidth_bytes_per_s = bytes / seconds;
   r.hbm_utilisation = static_cast<double>(path.busy().hbm - hbm_busy_start) /
