@@ -1,5 +1,6 @@
 #include "cli/micro_command.h"
 
+#include <array>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -10,8 +11,10 @@
 #include "arch/config_error.h"
 #include "arch/units.h"
 #include "cli/arch_options.h"
+#include "report/run_report.h"
 #include "report/text_table.h"
 #include "sim/micro_compute.h"
+#include "sim/micro_gemm.h"
 #include "sim/micro_memory.h"
 
 namespace attnsim::cli {
@@ -26,8 +29,84 @@ struct MicroState {
   sim::MemoryMicroOptions m;
   std::string footprint;
   std::optional<std::uint32_t> inflight;  // given: must be positive (absent: the config's window)
+  std::string gemm_shape = "4096x4864x32896", gemm_tile = "256x256x64", dtype = "bf16";
+  bool approximate = false;
   bool json = false;
 };
+
+// "MxNxK" as three positive integers; anything else is an error naming the option.
+std::array<std::uint64_t, 3> parse_dims(const std::string& text, const std::string& option) {
+  std::array<std::uint64_t, 3> d{};
+  std::size_t pos = 0;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const std::size_t end = i < 2 ? text.find('x', pos) : text.size();
+    const std::string part = end == std::string::npos ? std::string() : text.substr(pos, end - pos);
+    if (part.empty() || part.size() > 12 || part.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoull(part) == 0) {
+      throw arch::ConfigError(arch::ValueOrigin{option + " " + text, 0, 0, {}}, option.substr(2),
+                              "expected MxNxK with three positive integers, e.g. 4096x4864x32896");
+    }
+    d[i] = std::stoull(part);
+    pos = end + 1;
+  }
+  return d;
+}
+
+void run_gemm(const MicroState& st, const arch::GpuSpec& gpu) {
+  sim::GemmMicroOptions g;
+  const auto shape = parse_dims(st.gemm_shape, "--gemm-shape");
+  const auto tile = parse_dims(st.gemm_tile, "--gemm-tile");
+  if (tile[0] > 4096 || tile[1] > 4096 || tile[2] > 4096) {
+    throw arch::ConfigError(arch::ValueOrigin{"--gemm-tile " + st.gemm_tile, 0, 0, {}}, "gemm-tile",
+                            "tile dimensions are at most 4096");
+  }
+  const std::optional<arch::Dtype> dtype = arch::parse_dtype(st.dtype);
+  if (!dtype) {
+    throw arch::ConfigError(arch::ValueOrigin{"--dtype " + st.dtype, 0, 0, {}}, "dtype", "expected bf16, fp16 or fp8");
+  }
+  g.shape = workloads::GemmShape{shape[0], shape[1], shape[2], *dtype};
+  g.tile_m = static_cast<std::uint32_t>(tile[0]);
+  g.tile_n = static_cast<std::uint32_t>(tile[1]);
+  g.tile_k = static_cast<std::uint32_t>(tile[2]);
+  g.instruction = st.o.instruction;
+  g.approximate = st.approximate;
+  g.origin = "--gemm-shape " + st.gemm_shape + " --gemm-tile " + st.gemm_tile;
+  const sim::GemmMicroResult r = sim::run_gemm_micro(gpu, g);
+  const sim::KernelResult& k = r.kernel;
+  nlohmann::json j;
+  j["arch"] = gpu.name;
+  j["pattern"] = "gemm";
+  j["shape"] = {{"m", r.shape.m}, {"n", r.shape.n}, {"k", r.shape.k}, {"dtype", arch::to_string(r.shape.dtype)}};
+  j["tile"] = {{"m", r.tiling.tile_m}, {"n", r.tiling.tile_n}, {"k", r.tiling.tile_k}};
+  j["instruction"] = r.tiling.mfma;
+  j["workgroups"] = k.workgroups;
+  j["time_us"] = r.time_us;
+  j["tflops"] = r.tflops;
+  j["clock_mhz"] = k.clock_hz / 1e6;
+  j["clock_basis"] = k.clock_pinned ? "pinned (clock.engine)" : "modelled (power-limited by the kernel's activity)";
+  j["power_w"] = k.power_w;
+  j["matrix_activity"] = k.matrix_activity;
+  j["mfma_utilisation"] = r.mfma_utilisation;
+  j["efficiency_at_clock"] = r.efficiency_at_clock;
+  j["approximate"] = st.approximate;
+  j["kernel"] = report::kernel_json(gpu, k);
+  if (st.json) {
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::cout << "micro gemm " << r.shape.m << "x" << r.shape.n << "x" << r.shape.k << " " << arch::to_string(r.shape.dtype)
+            << " on " << gpu.name << ", " << r.tiling.tile_m << "x" << r.tiling.tile_n << "x" << r.tiling.tile_k << " tiles, "
+            << r.tiling.mfma << "\n";
+  TextTable t;
+  t.add({"workgroups", std::to_string(k.workgroups)});
+  t.add({"time", fixed(r.time_us, 1) + " us"});
+  t.add({"throughput", fixed(r.tflops, 1) + " TFLOP/s"});
+  t.add({"clock", fixed(k.clock_hz / 1e6, 0) + " MHz, " + j["clock_basis"].get<std::string>() + ", " +
+                      fixed(k.power_w, 0) + " W"});
+  t.add({"matrix pipe busy", fixed(100 * r.mfma_utilisation, 1) + " %"});
+  t.add({"efficiency at that clock", fixed(100 * r.efficiency_at_clock, 1) + " %"});
+  std::cout << t.render();
+}
 
 bool memory_pattern(const std::string& p) {
   return p == "stream-read" || p == "stream-write" || p == "copy" || p == "chase" || p == "atomic";
@@ -104,6 +183,10 @@ void run_micro(const MicroState& st) {
     run_memory(st, gpu);
     return;
   }
+  if (st.o.pattern == "gemm") {
+    run_gemm(st, gpu);
+    return;
+  }
   const sim::MicroResult m = sim::run_compute_micro(gpu, st.o);
   const double cus = gpu.total_cus();
   const bool matrix = st.o.pattern == "mfma" || st.o.pattern == "mfma+trans";
@@ -158,7 +241,8 @@ void add_micro_command(CLI::App& app) {
   CLI::App* c = app.add_subcommand("micro", "Microbenchmarks on the simulated hardware: compute on one CU, memory streams and chases");
   st->arch.add_to(*c);
   c->add_option("--pattern", st->o.pattern,
-                "mfma, valu, trans, mfma+trans, lds (one CU); stream-read, stream-write, copy, chase, atomic (memory)")
+                "mfma, valu, trans, mfma+trans, lds (one CU); stream-read, stream-write, copy, chase, atomic (memory); "
+                "gemm (the whole GPU)")
       ->capture_default_str();
   c->add_option("--level", st->m.level, "memory patterns: l1, l2, mall or hbm (sets the default footprint)")
       ->capture_default_str();
@@ -171,6 +255,10 @@ void add_micro_command(CLI::App& app) {
       ->capture_default_str();
   c->add_option("--lds-width", st->o.lds_bytes_per_lane, "lds: bytes per lane, 4, 8 or 16")->capture_default_str();
   c->add_option("--iterations", st->o.iterations, "loop iterations per wave")->capture_default_str();
+  c->add_option("--gemm-shape", st->gemm_shape, "gemm: MxNxK (default: AMD's bf16 MAF shape)")->capture_default_str();
+  c->add_option("--gemm-tile", st->gemm_tile, "gemm: the workgroup's tile, MxNxK")->capture_default_str();
+  c->add_option("--dtype", st->dtype, "gemm: bf16, fp16 or fp8")->capture_default_str();
+  c->add_flag("--approximate", st->approximate, "gemm: the engine's approximate tag mode");
   c->add_flag("--json", st->json, "print JSON");
   c->footer(
       "Examples:\n"
@@ -179,7 +267,8 @@ void add_micro_command(CLI::App& app) {
       "  attnsim micro --pattern lds --lds-stride 32 --waves 4\n"
       "  attnsim micro --pattern stream-read --level hbm\n"
       "  attnsim micro --pattern chase --level mall --json\n"
-      "  attnsim micro --pattern atomic --footprint 128B   (every CU of every XCD into one line)");
+      "  attnsim micro --pattern atomic --footprint 128B   (every CU of every XCD into one line)\n"
+      "  attnsim micro --pattern gemm                      (AMD's bf16 MAF GEMM on the whole GPU)");
   c->callback([st] { run_micro(*st); });
 }
 

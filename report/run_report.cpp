@@ -47,6 +47,9 @@ json time_breakdown(const sim::KernelResult& k) {
   return j;
 }
 
+
+}  // namespace
+
 json kernel_json(const arch::GpuSpec& gpu, const sim::KernelResult& k) {
   json j;
   j["name"] = k.name;
@@ -94,8 +97,6 @@ json kernel_json(const arch::GpuSpec& gpu, const sim::KernelResult& k) {
   j["l2_hit_rate_per_xcd"] = per_xcd;
   return j;
 }
-
-}  // namespace
 
 json run_report(const RunInputs& in, const sim::RunResult& r) {
   const arch::GpuSpec& gpu = *in.gpu;

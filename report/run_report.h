@@ -24,6 +24,9 @@ struct RunInputs {
 // Builds the report. Contract: `r` is the result of simulating `in.passes` on `*in.gpu`.
 nlohmann::json run_report(const RunInputs& in, const sim::RunResult& r);
 
+// One kernel of a report (the entries of its `kernels` array: docs/output.md).
+nlohmann::json kernel_json(const arch::GpuSpec& gpu, const sim::KernelResult& k);
+
 // The readable table of a report.
 std::string render_run_report(const nlohmann::json& report);
 

@@ -174,7 +174,8 @@ class KernelRun {
     if (max_carried_distance(kp.body) < 2) return false;
     const workloads::Problem& p = shape_.pp->problem;
     const std::uint64_t rows = kp.inner_is_keys ? p.seqlen_k : p.seqlen_q;
-    const std::uint64_t full_pass = (rows + kp.inner_rows - 1) / kp.inner_rows * (kp.walks_group ? kp.group : 1);
+    const std::uint64_t full_pass =
+        kp.fixed_inner ? kp.fixed_inner : (rows + kp.inner_rows - 1) / kp.inner_rows * (kp.walks_group ? kp.group : 1);
     return full_pass >= kBatchMinSteps * batch;
   }
 

@@ -12,9 +12,8 @@ const std::vector<std::string>& compute_patterns() {
   return p;
 }
 
-namespace {
-
-const arch::MatrixInstruction& pick_instruction(const arch::GpuSpec& gpu, const std::string& name) {
+const arch::MatrixInstruction& pick_matrix_instruction(const arch::GpuSpec& gpu, arch::Dtype dtype,
+                                                       const std::string& name) {
   if (!name.empty()) {
     for (const auto& i : gpu.cu.matrix_instructions) {
       if (i.name == name) return i;
@@ -22,15 +21,15 @@ const arch::MatrixInstruction& pick_instruction(const arch::GpuSpec& gpu, const 
     throw ConfigError(ValueOrigin{"--instruction " + name, 0, 0, {}}, "instruction",
                       "not in " + gpu.name + "'s cu.matrix.instructions");
   }
-  // The first bf16 instruction that reaches the bf16 peak.
-  const auto peak = static_cast<double>(gpu.cu.matrix_flops_per_clk[static_cast<std::size_t>(arch::Dtype::bf16)]);
+  const auto peak = static_cast<double>(gpu.cu.matrix_flops_per_clk[static_cast<std::size_t>(dtype)]);
   for (const auto& i : gpu.cu.matrix_instructions) {
-    if (i.dtype == arch::Dtype::bf16 && i.flops() / i.cycles * gpu.cu.simds / i.simds >= peak) return i;
+    if (i.dtype == dtype && i.flops() / i.cycles * gpu.cu.simds / i.simds >= peak) return i;
+  }
+  for (const auto& i : gpu.cu.matrix_instructions) {
+    if (i.dtype == dtype) return i;
   }
   return gpu.cu.matrix_instructions.front();
 }
-
-}  // namespace
 
 MicroResult run_compute_micro(const arch::GpuSpec& gpu, const MicroOptions& o) {
   if (o.waves_per_simd == 0 || o.waves_per_simd > gpu.cu.wave_slots_per_simd) {
@@ -43,7 +42,7 @@ MicroResult run_compute_micro(const arch::GpuSpec& gpu, const MicroOptions& o) {
     throw ConfigError(ValueOrigin{"--lds-stride " + std::to_string(o.lds_stride), 0, 0, {}}, "lds_stride",
                       "expected a positive multiple of 4 bytes, with 4, 8 or 16 bytes per lane");
   }
-  const arch::MatrixInstruction& mfma = pick_instruction(gpu, o.instruction);
+  const arch::MatrixInstruction& mfma = pick_matrix_instruction(gpu, arch::Dtype::bf16, o.instruction);
   const SimdIssueRules rules(gpu, mfma);
   std::vector<Instr> body;
   const auto add = [&](Instr::Kind k, int n) {

@@ -35,6 +35,12 @@ struct MicroResult {
 // wave count beyond the slots, or an LDS width/stride that is not a positive multiple of 4 bytes.
 MicroResult run_compute_micro(const arch::GpuSpec& gpu, const MicroOptions& o);
 
+// The matrix instruction a microbenchmark uses: `name` when given, else the first instruction of
+// `dtype` that reaches the CU's peak for it. Contract: throws arch::ConfigError (naming
+// --instruction) when `name` is not in the config.
+const arch::MatrixInstruction& pick_matrix_instruction(const arch::GpuSpec& gpu, arch::Dtype dtype,
+                                                       const std::string& name);
+
 // The patterns this module runs.
 const std::vector<std::string>& compute_patterns();
 

@@ -53,7 +53,9 @@ TEST_CASE("tensors are 4 KiB aligned and disjoint and backward adds its tensors"
   for (std::size_t i = 0; i < kTensorCount; ++i) {
     const TensorDesc& d = ts[static_cast<TensorId>(i)];
     CAPTURE(to_string(static_cast<TensorId>(i)));
-    REQUIRE(d.present);
+    const bool gemm = i >= static_cast<std::size_t>(TensorId::gemm_a);  // the GEMM microbenchmark's own
+    REQUIRE(d.present == !gemm);
+    if (gemm) continue;
     CHECK(d.base % 4096 == 0);
     CHECK(d.base >= prev_end);
     prev_end = d.base + d.bytes();

@@ -45,6 +45,24 @@ TEST_CASE("ops compile in dependence order with flat dependence arrays") {
   CHECK(body.critical_path == 19);
 }
 
+TEST_CASE("in program order ops keep the order they were added in") {
+  // Independent ops d and e, added e first: program order keeps e before d, and deps index by it.
+  BodyBuilder b("prog");
+  b.program_order()
+      .op("a", Action::load_a, Pipe::memory, cost(0), {}, TensorId::gemm_a, RowsOf::outer)
+      .op("e", Action::mma, Pipe::matrix, cost(0, 4), {"a"})
+      .op("d", Action::lds_operands, Pipe::lds, cost(0), {"a"})
+      .op("f", Action::mma, Pipe::matrix, cost(0, 4), {"d"});
+  const CompiledBody body = b.compile();
+  REQUIRE(body.names == std::vector<std::string>{"a", "e", "d", "f"});
+  const OpTemplate& f = body.ops[3];
+  REQUIRE(f.deps_end - f.deps_begin == 1);
+  CHECK(body.deps[f.deps_begin] == 2);
+  BodyBuilder late("late");
+  late.program_order().op("x", Action::mma, Pipe::matrix, cost(0, 1), {"y"}).op("y", Action::mma, Pipe::matrix, cost(0, 1));
+  CHECK_THROWS_WITH_AS(late.compile(), "late: op 'x' depends on 'y', added after it", std::logic_error);
+}
+
 TEST_CASE("a dependence cycle or an unknown op or a zero-distance carried dependence is rejected") {
   BodyBuilder cyc("cyclic");
   cyc.op("x", Action::qk, Pipe::matrix, cost(1), {"y"}).op("y", Action::pv, Pipe::matrix, cost(1), {"x"});

@@ -21,6 +21,7 @@ std::string_view to_string(KernelKind k) {
     case KernelKind::bwd_dq: return "bwd_dq";
     case KernelKind::convert_dq: return "bwd_convert_dq";
     case KernelKind::reduce_dkdv: return "bwd_reduce_dkdv";
+    case KernelKind::gemm: return "gemm";
   }
   return "?";
 }
@@ -427,7 +428,9 @@ Pass KernelProgram::pass(std::uint64_t dispatch_id, std::uint32_t i) const {
   ps.outer = (i == 0) ? g.block : blocks - 1 - g.block;
   ps.inner_heads = walks_group ? group : 1;
   ps.inner_head0 = walks_group ? ps.head * group : ps.head;
-  if (inner_rows == 0 || !mask) {
+  if (fixed_inner > 0) {
+    ps.inner = {0, fixed_inner};
+  } else if (inner_rows == 0 || !mask) {
     ps.inner = {};
   } else if (inner_is_keys) {
     ps.inner = mask->key_blocks(ps.outer * outer_rows, outer_rows, inner_rows);
@@ -438,6 +441,7 @@ Pass KernelProgram::pass(std::uint64_t dispatch_id, std::uint32_t i) const {
 }
 
 bool iteration_masked(const KernelProgram& kp, const Pass& pass, std::uint64_t iteration) {
+  if (!kp.mask) return false;
   const std::uint64_t inner0 = iteration_block(pass, iteration) * kp.inner_rows;
   const std::uint64_t outer0 = pass.outer * kp.outer_rows;
   const TileMask m = kp.inner_is_keys ? kp.mask->classify(outer0, kp.outer_rows, inner0, kp.inner_rows)

@@ -19,7 +19,7 @@ namespace attnsim::workloads {
 enum class Direction { fwd, bwd };
 std::string_view to_string(Direction d);
 
-enum class KernelKind : std::uint8_t { fwd, preprocess, zero_dq_acc, bwd_main, bwd_dq, convert_dq, reduce_dkdv };
+enum class KernelKind : std::uint8_t { fwd, preprocess, zero_dq_acc, bwd_main, bwd_dq, convert_dq, reduce_dkdv, gemm };
 std::string_view to_string(KernelKind k);
 
 // One stretch of a workgroup's work: a fixed outer block and a run of inner iterations.
@@ -70,7 +70,8 @@ struct KernelProgram {
   bool heads_are_kv = false;      // grid heads index KV heads
   bool walks_group = false;       // iterations walk all query heads of the KV head (kv_loop)
   bool inner_is_keys = true;      // inner blocks are key blocks (fwd, bwd_dq) or query blocks (bwd_main)
-  const Mask* mask = nullptr;
+  const Mask* mask = nullptr;     // none: no tile is masked
+  std::uint64_t fixed_inner = 0;  // > 0: every pass walks inner blocks [0, fixed_inner) (GEMM: its K slices)
 };
 
 // Everything needed to run a pass: the problem, the schedule, the mask, the tensors, the kernels.

@@ -13,6 +13,24 @@ inline std::uint64_t iteration_block(const Pass& pass, std::uint64_t iteration) 
 template <class F>
 void for_each_tile(const PassPrograms& pp, const KernelProgram& kp, const OpTemplate& op, const Pass& pass,
                    std::uint64_t iteration, F&& f) {
+  if (kp.kind == KernelKind::gemm) {
+    // Outer blocks are row blocks of A and C, grid heads column blocks of C (rows of B), loop
+    // iterations K slices; the operands' heads are their K slices, C's heads its column blocks.
+    TileRef t;
+    t.b = pass.b;
+    const std::uint64_t k_slice = iteration_block(pass, iteration);
+    if (op.tensor == TensorId::gemm_b) {
+      t.head = static_cast<std::uint32_t>(k_slice);
+      t.row0 = static_cast<std::uint64_t>(pass.head) * kp.inner_rows;
+      t.rows = kp.inner_rows;
+    } else {
+      t.head = op.tensor == TensorId::gemm_a ? static_cast<std::uint32_t>(k_slice) : pass.head;
+      t.row0 = pass.outer * kp.outer_rows;
+      t.rows = kp.outer_rows;
+    }
+    f(static_cast<const TileRef&>(t));
+    return;
+  }
   const std::uint32_t group = kp.group;
   // Query head and KV head of this op's rows: kv_loop kernels walk the query heads of their KV head.
   const std::uint32_t qhead = kp.walks_group ? iteration_head(pass, iteration) : pass.head;

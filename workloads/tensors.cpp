@@ -4,7 +4,8 @@ namespace attnsim::workloads {
 
 std::string_view to_string(TensorId t) {
   static constexpr std::array<std::string_view, kTensorCount> names{
-      "q", "k", "v", "o", "lse", "do", "delta", "dq", "dk", "dv", "dq_acc", "dk_expanded", "dv_expanded"};
+      "q", "k", "v", "o", "lse", "do", "delta", "dq", "dk", "dv", "dq_acc", "dk_expanded", "dv_expanded",
+      "gemm_a", "gemm_b", "gemm_c"};
   return names[static_cast<std::size_t>(t)];
 }
 
@@ -78,6 +79,12 @@ TensorSet::TensorSet(const Problem& p, const TensorNeeds& needs) {
       put(TensorId::dv_expanded, matrix(p, p.heads_q, p.seqlen_k, p.head_dim_v, out));
     }
   }
+  allocate();
+}
+
+TensorSet::TensorSet(const std::array<TensorDesc, kTensorCount>& descs) : descs_(descs) { allocate(); }
+
+void TensorSet::allocate() {
   std::uint64_t next = kAlign;  // address 0 stays unused
   for (auto& d : descs_) {
     if (!d.present) continue;

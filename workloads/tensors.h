@@ -16,6 +16,7 @@ enum class TensorId : std::uint8_t {
   dq, dk, dv,           // gradients, in the input dtype
   dq_acc,               // fp32 dQ accumulator (atomic mode: one slice; split mode: one slice per key block)
   dk_expanded, dv_expanded,  // GQA by expansion: dK and dV per query head, reduced afterwards
+  gemm_a, gemm_b, gemm_c,    // the GEMM microbenchmark's operands and product (workloads/gemm.h)
   count
 };
 inline constexpr std::size_t kTensorCount = static_cast<std::size_t>(TensorId::count);
@@ -52,10 +53,14 @@ struct TensorNeeds {
 class TensorSet {
  public:
   TensorSet(const Problem& p, const TensorNeeds& needs);
+  // A set of the given descriptors (those marked present), allocated like the above in TensorId
+  // order; their `base` fields are set here.
+  explicit TensorSet(const std::array<TensorDesc, kTensorCount>& descs);
   const TensorDesc& operator[](TensorId t) const { return descs_[static_cast<std::size_t>(t)]; }
   std::uint64_t end_address() const { return end_; }
 
  private:
+  void allocate();
   std::array<TensorDesc, kTensorCount> descs_{};
   std::uint64_t end_ = 0;
 };

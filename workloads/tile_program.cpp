@@ -12,11 +12,12 @@ namespace attnsim::workloads {
 std::string_view to_string(Action a) {
   static constexpr std::array<std::string_view, static_cast<std::size_t>(Action::barrier) + 1> names{
       "load_q",      "load_k",       "load_v",       "load_o",        "load_do",       "load_lse",
-      "load_delta",  "load_dq_acc",  "load_dk_expanded", "load_dv_expanded", "store_o", "store_lse",
-      "store_delta", "store_dq",     "store_dk",     "store_dv",      "store_dq_acc",  "store_dk_expanded",
-      "store_dv_expanded", "zero_dq_acc", "atomic_dq", "qk",          "online_softmax", "pv",
-      "finalize",    "row_dot",      "scores",       "probs",         "dp",            "ds",
-      "dv_acc",      "dk_acc",       "dq_part",      "dq_acc_local",  "sum_slices",    "sum_group",
+      "load_delta",  "load_dq_acc",  "load_dk_expanded", "load_dv_expanded", "load_a", "load_b",
+      "store_o",     "store_lse",    "store_delta",  "store_dq",      "store_dk",      "store_dv",
+      "store_dq_acc", "store_dk_expanded", "store_dv_expanded", "store_c", "zero_dq_acc", "atomic_dq",
+      "qk",          "online_softmax", "pv",         "finalize",      "row_dot",       "scores",
+      "probs",       "dp",           "ds",           "dv_acc",        "dk_acc",        "dq_part",
+      "dq_acc_local", "sum_slices",  "sum_group",    "lds_stage",     "lds_operands",  "mma",
       "barrier"};
   return names[static_cast<std::size_t>(a)];
 }
@@ -71,6 +72,16 @@ CompiledBody BodyBuilder::compile() const {
   }
   // Stable order: among valid topological orders, boost's depends on edge order, which is fixed.
   std::vector<std::size_t> order(reverse_topo.rbegin(), reverse_topo.rend());
+  if (program_order_) {
+    for (std::size_t i = 0; i < ops_.size(); ++i) {
+      order[i] = i;
+      for (const auto& a : ops_[i].after) {
+        if (find(a, ops_[i].name) > i) {
+          throw std::logic_error(body_ + ": op '" + ops_[i].name + "' depends on '" + a + "', added after it");
+        }
+      }
+    }
+  }
   std::vector<std::uint16_t> position(ops_.size());
   for (std::size_t p = 0; p < order.size(); ++p) position[order[p]] = static_cast<std::uint16_t>(p);
 

@@ -15,12 +15,15 @@ namespace attnsim::workloads {
 // workgroup's tiles. The functional interpreter gives each its semantics; the simulator its cost.
 enum class Action : std::uint8_t {
   load_q, load_k, load_v, load_o, load_do, load_lse, load_delta, load_dq_acc, load_dk_expanded, load_dv_expanded,
+  load_a, load_b,                          // GEMM operands (into registers)
   store_o, store_lse, store_delta, store_dq, store_dk, store_dv, store_dq_acc, store_dk_expanded, store_dv_expanded,
+  store_c,                                 // GEMM product
   zero_dq_acc, atomic_dq,
   qk, online_softmax, pv, finalize,        // forward
   row_dot,                                  // preprocess: D = rowsum(dO * O)
   scores, probs, dp, ds, dv_acc, dk_acc, dq_part, dq_acc_local,  // backward
   sum_slices, sum_group,                    // convert, GQA reduction
+  lds_stage, lds_operands, mma,             // GEMM: registers to LDS, LDS to operand registers, the product
   barrier,
 };
 std::string_view to_string(Action a);
@@ -83,9 +86,17 @@ class BodyBuilder {
                   TensorId tensor = TensorId::count, RowsOf rows = RowsOf::none);
   // Adds a loop-carried dependence: `name` in iteration i waits for `on` in iteration i - distance.
   BodyBuilder& carried(const std::string& name, const std::string& on, std::uint16_t distance);
+  // Keeps the ops in the order they were added (a lane issues its ops in body order, as a wave its
+  // instruction stream); without it the order is Boost's topological order. compile() then
+  // rejects an op that depends on one added after it.
+  BodyBuilder& program_order() {
+    program_order_ = true;
+    return *this;
+  }
 
-  // Contract: throws std::logic_error naming the body and the ops when a name is unknown or the
-  // same-iteration dependences form a cycle (found with Boost.Graph's topological sort).
+  // Contract: throws std::logic_error naming the body and the ops when a name is unknown, the
+  // same-iteration dependences form a cycle (found with Boost.Graph's topological sort), or, in
+  // program order, an op depends on a later one.
   CompiledBody compile() const;
 
  private:
@@ -103,6 +114,7 @@ class BodyBuilder {
     std::uint16_t distance;
   };
   std::string body_;
+  bool program_order_ = false;
   std::vector<Pending> ops_;
   std::vector<PendingCarried> carried_;
 };
