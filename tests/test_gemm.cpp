@@ -122,6 +122,8 @@ TEST_CASE("a GEMM the microbenchmark cannot run is refused naming the problem") 
   CHECK_THROWS_WITH_AS(workloads::build_gemm({512, 512, 64, arch::Dtype::bf16},
                                              workloads::gemm_tiling("v_mfma_f32_32x32x8_bf16", 64, 512, 512, 64), gpu, "x"),
                        doctest::Contains("does not fit a AMD Instinct MI300X CU"), arch::ConfigError);
+  CHECK_THROWS_WITH_AS(workloads::build_gemm({1 << 20, 1 << 20, 1 << 20, arch::Dtype::bf16}, tiling, gpu, "x"),
+                       doctest::Contains("workgroup K slices (this shape has 274877906944)"), arch::ConfigError);
   const test::CliRun shape = test::run_attnsim("micro --pattern gemm --gemm-shape 4096x4864");
   CHECK(shape.exit_code == 2);
   CHECK(test::contains(shape.out, "expected MxNxK with three positive integers"));

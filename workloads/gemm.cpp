@@ -62,6 +62,15 @@ PassPrograms build_gemm(const GemmShape& s, const GemmTiling& t, const arch::Gpu
   check_dimension(s.m, t.tile_m, "m", origin);
   check_dimension(s.n, t.tile_n, "n", origin);
   check_dimension(s.k, t.tile_k, "k", origin);
+  // The engine times every K slice of every workgroup: bound the work so that a typo cannot turn
+  // into hours of simulation (AMD's MAF shape is 156,256 slices; the bound is about a hundred times that).
+  const std::uint64_t slices = (s.m / t.tile_m) * (s.n / t.tile_n) * (s.k / t.tile_k);
+  if (s.m > kMaxGemmDimension || s.n > kMaxGemmDimension || s.k > kMaxGemmDimension || slices > kMaxGemmSlices) {
+    throw ConfigError(ValueOrigin{origin, 0, 0, {}}, "shape",
+                      "at most " + std::to_string(kMaxGemmDimension) + " per dimension and " +
+                          std::to_string(kMaxGemmSlices) + " workgroup K slices (this shape has " +
+                          std::to_string(slices) + ")");
+  }
   const arch::MatrixInstruction* mfma = nullptr;
   for (const auto& i : gpu.cu.matrix_instructions) {
     if (i.name == t.mfma) mfma = &i;

@@ -35,9 +35,13 @@ struct GemmTiling {
 GemmTiling gemm_tiling(const std::string& mfma, std::uint32_t wave_size, std::uint32_t tile_m = 256,
                        std::uint32_t tile_n = 256, std::uint32_t tile_k = 64);
 
+// Limits on the shapes build_gemm accepts (the engine times every K slice of every workgroup).
+inline constexpr std::uint64_t kMaxGemmDimension = std::uint64_t{1} << 20;
+inline constexpr std::uint64_t kMaxGemmSlices = std::uint64_t{1} << 24;
+
 // Builds the GEMM as one kernel: a workgroup per C block (row blocks first), K slices as its loop.
 // Contract: throws arch::ConfigError naming `origin` (where the shape came from) when a dimension
-// is zero or not a multiple of its tile, the instruction is not in the arch config or does not
+// is zero, not a multiple of its tile or beyond the limits above, the instruction is not in the arch config or does not
 // take the shape's dtype, the tile does not split into the instruction's blocks, or the workgroup
 // does not fit a CU (waves, registers, LDS).
 PassPrograms build_gemm(const GemmShape& shape, const GemmTiling& tiling, const arch::GpuSpec& gpu,
