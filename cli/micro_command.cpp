@@ -1,5 +1,6 @@
 #include "cli/micro_command.h"
 
+#include <algorithm>
 #include <array>
 #include <iostream>
 #include <memory>
@@ -186,6 +187,13 @@ void run_micro(const MicroState& st) {
   if (st.o.pattern == "gemm") {
     run_gemm(st, gpu);
     return;
+  }
+  const auto& compute = sim::compute_patterns();
+  if (std::find(compute.begin(), compute.end(), st.o.pattern) == compute.end()) {
+    std::string list;
+    for (const auto& p : compute) list += p + ", ";
+    throw arch::ConfigError(arch::ValueOrigin{"--pattern " + st.o.pattern, 0, 0, {}}, "pattern",
+                            "expected one of " + list + "stream-read, stream-write, copy, chase, atomic, gemm");
   }
   const sim::MicroResult m = sim::run_compute_micro(gpu, st.o);
   const double cus = gpu.total_cus();

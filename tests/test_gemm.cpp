@@ -127,6 +127,9 @@ TEST_CASE("a GEMM the microbenchmark cannot run is refused naming the problem") 
   const test::CliRun shape = test::run_attnsim("micro --pattern gemm --gemm-shape 4096x4864");
   CHECK(shape.exit_code == 2);
   CHECK(test::contains(shape.out, "expected MxNxK with three positive integers"));
+  const test::CliRun pattern = test::run_attnsim("micro --pattern gemmm");
+  CHECK(pattern.exit_code == 2);
+  CHECK(test::contains(pattern.out, "expected one of mfma, valu, trans, mfma+trans, lds, stream-read, stream-write, copy, chase, atomic, gemm"));
   const test::CliRun dtype = test::run_attnsim("micro --pattern gemm --dtype fp32");
   CHECK(dtype.exit_code == 2);
   CHECK(test::contains(dtype.out, "expected bf16, fp16 or fp8"));
