@@ -11,6 +11,7 @@
 
 namespace attnsim::sim {
 
+// What to run: the shape, the workgroup's tile, the instruction and the tag mode.
 struct GemmMicroOptions {
   workloads::GemmShape shape;           // default: AMD's bf16 MAF shape 4096 x 4864 x 32896
   std::uint32_t tile_m = 256, tile_n = 256, tile_k = 64;
@@ -19,6 +20,7 @@ struct GemmMicroOptions {
   std::string origin = "--gemm-shape";  // named in errors about the shape
 };
 
+// The simulated kernel and the figures AMD's MAF reports (throughput, clock, efficiency at it).
 struct GemmMicroResult {
   workloads::GemmShape shape;
   workloads::GemmTiling tiling;

@@ -11,6 +11,7 @@
 
 namespace attnsim::workloads {
 
+// The product's dimensions and input dtype.
 struct GemmShape {
   std::uint64_t m = 4096, n = 4864, k = 32896;  // BLOG-MAF2 Appendix B: AMD's bf16/fp16 MAF shape
   arch::Dtype dtype = arch::Dtype::bf16;
