@@ -109,6 +109,13 @@ struct CuSpec {
   std::uint32_t memory_inflight_lines = 0;  // outstanding vector-memory line requests per CU
   std::array<std::uint64_t, kDtypes.size()> matrix_flops_per_clk{};  // dense, per CU, by Dtype
   std::vector<MatrixInstruction> matrix_instructions;
+  // The instruction named `name`, or nullptr.
+  const MatrixInstruction* matrix_instruction(std::string_view name) const {
+    for (const auto& i : matrix_instructions) {
+      if (i.name == name) return &i;
+    }
+    return nullptr;
+  }
 };
 
 // A set-associative cache level.

@@ -86,8 +86,7 @@ void run_gemm(const MicroState& st, const arch::GpuSpec& gpu) {
   j["clock_mhz"] = k.clock_hz / 1e6;
   j["clock_basis"] = k.clock_pinned ? "pinned (clock.engine)" : "modelled (power-limited by the kernel's activity)";
   j["power_w"] = k.power_w;
-  j["matrix_activity"] = k.matrix_activity;
-  j["mfma_utilisation"] = r.mfma_utilisation;
+  j["mfma_utilisation"] = k.matrix_activity;  // matrix pipes busy / (SIMDs x kernel time)
   j["efficiency_at_clock"] = r.efficiency_at_clock;
   j["approximate"] = st.approximate;
   j["kernel"] = report::kernel_json(gpu, k);
@@ -104,13 +103,13 @@ void run_gemm(const MicroState& st, const arch::GpuSpec& gpu) {
   t.add({"throughput", fixed(r.tflops, 1) + " TFLOP/s"});
   t.add({"clock", fixed(k.clock_hz / 1e6, 0) + " MHz, " + j["clock_basis"].get<std::string>() + ", " +
                       fixed(k.power_w, 0) + " W"});
-  t.add({"matrix pipe busy", fixed(100 * r.mfma_utilisation, 1) + " %"});
+  t.add({"matrix pipe busy", fixed(100 * k.matrix_activity, 1) + " %"});
   t.add({"efficiency at that clock", fixed(100 * r.efficiency_at_clock, 1) + " %"});
   std::cout << t.render();
 }
 
-bool memory_pattern(const std::string& p) {
-  return p == "stream-read" || p == "stream-write" || p == "copy" || p == "chase" || p == "atomic";
+bool listed(const std::vector<std::string>& patterns, const std::string& p) {
+  return std::find(patterns.begin(), patterns.end(), p) != patterns.end();
 }
 
 void run_memory(const MicroState& st, const arch::GpuSpec& gpu) {
@@ -180,7 +179,7 @@ void run_memory(const MicroState& st, const arch::GpuSpec& gpu) {
 void run_micro(const MicroState& st) {
   const arch::LoadedArch loaded = st.arch.load();
   const arch::GpuSpec& gpu = loaded.spec;
-  if (memory_pattern(st.o.pattern)) {
+  if (listed(sim::memory_patterns(), st.o.pattern)) {
     run_memory(st, gpu);
     return;
   }
@@ -188,20 +187,21 @@ void run_micro(const MicroState& st) {
     run_gemm(st, gpu);
     return;
   }
-  const auto& compute = sim::compute_patterns();
-  if (std::find(compute.begin(), compute.end(), st.o.pattern) == compute.end()) {
+  if (!listed(sim::compute_patterns(), st.o.pattern)) {
     std::string list;
-    for (const auto& p : compute) list += p + ", ";
+    for (const auto* patterns : {&sim::compute_patterns(), &sim::memory_patterns()}) {
+      for (const auto& p : *patterns) list += p + ", ";
+    }
     throw arch::ConfigError(arch::ValueOrigin{"--pattern " + st.o.pattern, 0, 0, {}}, "pattern",
-                            "expected one of " + list + "stream-read, stream-write, copy, chase, atomic, gemm");
+                            "expected one of " + list + "gemm");
   }
   const sim::MicroResult m = sim::run_compute_micro(gpu, st.o);
   const double cus = gpu.total_cus();
   const bool matrix = st.o.pattern == "mfma" || st.o.pattern == "mfma+trans";
   arch::Activity activity;
   if (matrix) {
-    for (const auto& i : gpu.cu.matrix_instructions) {
-      if (i.name == m.instruction) activity.matrix[static_cast<std::size_t>(i.dtype)] = m.mfma_utilisation;
+    if (const arch::MatrixInstruction* i = gpu.cu.matrix_instruction(m.instruction)) {
+      activity.matrix[static_cast<std::size_t>(i->dtype)] = m.mfma_utilisation;
     }
   }
   const double clock = matrix ? arch::sustained_clock(gpu.clock, activity).clock.value : gpu.clock.engine_max.value;

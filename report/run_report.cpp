@@ -47,7 +47,6 @@ json time_breakdown(const sim::KernelResult& k) {
   return j;
 }
 
-
 }  // namespace
 
 json kernel_json(const arch::GpuSpec& gpu, const sim::KernelResult& k) {

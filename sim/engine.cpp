@@ -111,10 +111,7 @@ std::uint32_t max_carried_distance(const CompiledBody& body) {
 std::uint32_t memory_lane(const OpTemplate& op) { return workloads::is_store(op.action) ? kStoreLane : kLoadLane; }
 
 const arch::MatrixInstruction* instruction_of(const arch::GpuSpec& gpu, const KernelProgram& kp) {
-  for (const auto& m : gpu.cu.matrix_instructions) {
-    if (m.name == kp.mfma) return &m;
-  }
-  return nullptr;
+  return gpu.cu.matrix_instruction(kp.mfma);
 }
 
 // The activity the clock model needs, from what a stretch of `span` showed: the matrix pipes' busy

@@ -15,9 +15,7 @@ const std::vector<std::string>& compute_patterns() {
 const arch::MatrixInstruction& pick_matrix_instruction(const arch::GpuSpec& gpu, arch::Dtype dtype,
                                                        const std::string& name) {
   if (!name.empty()) {
-    for (const auto& i : gpu.cu.matrix_instructions) {
-      if (i.name == name) return i;
-    }
+    if (const arch::MatrixInstruction* i = gpu.cu.matrix_instruction(name)) return *i;
     throw ConfigError(ValueOrigin{"--instruction " + name, 0, 0, {}}, "instruction",
                       "not in " + gpu.name + "'s cu.matrix.instructions");
   }

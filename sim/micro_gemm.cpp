@@ -10,7 +10,6 @@ GemmMicroResult run_gemm_micro(const arch::GpuSpec& gpu, const GemmMicroOptions&
   const workloads::PassPrograms pp = workloads::build_gemm(o.shape, tiling, gpu, o.origin);
   EngineOptions eo;
   eo.approximate = o.approximate;
-  eo.loop_batch = 1;  // one round of workgroups: batching would not apply (docs/model.md)
   const RunResult run = simulate({&pp}, gpu, eo);
 
   GemmMicroResult r;
@@ -20,9 +19,6 @@ GemmMicroResult run_gemm_micro(const arch::GpuSpec& gpu, const GemmMicroOptions&
   const double seconds = static_cast<double>(r.kernel.end - r.kernel.launch) / 1e12;
   r.time_us = seconds * 1e6;
   r.tflops = workloads::gemm_flops(o.shape) / seconds / 1e12;
-  const double span = static_cast<double>(r.kernel.end - r.kernel.start);
-  const double simds = static_cast<double>(gpu.total_cus()) * gpu.cu.simds;
-  r.mfma_utilisation = span > 0 ? static_cast<double>(r.kernel.busy.matrix) / (simds * span) : 0.0;
   const double peak_per_clk =
       static_cast<double>(gpu.cu.matrix_flops_per_clk[static_cast<std::size_t>(o.shape.dtype)]) * gpu.total_cus();
   r.efficiency_at_clock = r.tflops * 1e12 / (peak_per_clk * r.kernel.clock_hz);

@@ -27,7 +27,6 @@ struct GemmMicroResult {
   KernelResult kernel;            // the simulated kernel (clock, activity, traffic, breakdown)
   double time_us = 0;             // launch to end
   double tflops = 0;              // 2 M N K / time
-  double mfma_utilisation = 0;    // matrix pipes busy / (SIMDs x kernel time)
   double efficiency_at_clock = 0; // tflops / (peak FLOP/clk x CUs x the kernel's mean clock)
 };
 

@@ -17,6 +17,11 @@ namespace attnsim::sim {
 using arch::ConfigError;
 using arch::ValueOrigin;
 
+const std::vector<std::string>& memory_patterns() {
+  static const std::vector<std::string> p{"stream-read", "stream-write", "copy", "chase", "atomic"};
+  return p;
+}
+
 MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOptions& o, double engine_hz) {
   MemoryMicroResult r;
   r.pattern = o.pattern;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "arch/gpu_spec.h"
 #include "sim/counters.h"
@@ -32,6 +33,9 @@ struct MemoryMicroResult {
   std::uint32_t inflight = 0;        // the window used
   TrafficCounters counters;          // of every request (the warm-up kernel's included; chase: timed pass only)
 };
+
+// The patterns this module runs.
+const std::vector<std::string>& memory_patterns();
 
 // The atomic pattern: every CU keeps `inflight` whole-line fp32 atomic adds outstanding; the CUs
 // are taken in groups of one per XCD, each group walking its own slice of the buffer, so that every

@@ -71,10 +71,7 @@ PassPrograms build_gemm(const GemmShape& s, const GemmTiling& t, const arch::Gpu
                           std::to_string(kMaxGemmSlices) + " workgroup K slices (this shape has " +
                           std::to_string(slices) + ")");
   }
-  const arch::MatrixInstruction* mfma = nullptr;
-  for (const auto& i : gpu.cu.matrix_instructions) {
-    if (i.name == t.mfma) mfma = &i;
-  }
+  const arch::MatrixInstruction* mfma = gpu.cu.matrix_instruction(t.mfma);
   if (!mfma || mfma->dtype != s.dtype) {
     throw ConfigError(ValueOrigin{origin, 0, 0, {}}, "mfma",
                       "'" + t.mfma + "' is not a " + std::string(arch::to_string(s.dtype)) + " matrix instruction of " +

@@ -52,9 +52,7 @@ struct LoopCosts {
 
 const arch::MatrixInstruction& find_instruction(const arch::GpuSpec& gpu, const std::string& name,
                                                 const std::string& kernel) {
-  for (const auto& i : gpu.cu.matrix_instructions) {
-    if (i.name == name) return i;
-  }
+  if (const arch::MatrixInstruction* i = gpu.cu.matrix_instruction(name)) return *i;
   std::string list;
   for (const auto& i : gpu.cu.matrix_instructions) list += (list.empty() ? "" : ", ") + i.name;
   throw ConfigError(ValueOrigin{"--kernel " + kernel, 0, 0, {}}, "mfma",
