@@ -106,6 +106,7 @@ struct CuSpec {
   BytesPerClock lds_bandwidth;  // per CU
   Cycles lds_latency;
   Cycles barrier_latency;                // s_barrier (bar.sync) once every wave has arrived
+  Cycles wave_issue_interval;            // clocks between two instruction issues of one wave
   std::uint32_t memory_inflight_lines = 0;  // outstanding vector-memory line requests per CU
   std::array<std::uint64_t, kDtypes.size()> matrix_flops_per_clk{};  // dense, per CU, by Dtype
   std::vector<MatrixInstruction> matrix_instructions;

@@ -389,6 +389,8 @@ std::vector<ParamDecl> build_table() {
   t.push_back(quantity("cu.lds_latency", ATTNSIM_FIELD(cu.lds_latency), 1, 10000, "LDS load-to-use latency"));
   t.push_back(quantity("cu.barrier_latency", ATTNSIM_FIELD(cu.barrier_latency), 0, 100000,
                        "workgroup barrier latency once every wave has arrived"));
+  t.push_back(quantity("cu.wave_issue_interval", ATTNSIM_FIELD(cu.wave_issue_interval), 1, 64,
+                       "clocks between two instruction issues of one wave (its SIMD's turn at the scheduler)"));
   t.push_back(count("cu.memory_inflight_lines", ATTNSIM_FIELD(cu.memory_inflight_lines), 1, 65536,
                     "outstanding vector-memory line requests per CU"));
   for (Dtype dt : kDtypes) {

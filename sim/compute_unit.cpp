@@ -12,6 +12,7 @@ PipeCosts::PipeCosts(const arch::GpuSpec& gpu, const arch::MatrixInstruction* m,
   valu = engine.ticks(static_cast<double>(gpu.cu.wave_size) / gpu.cu.valu_lanes_per_simd);
   trans = engine.ticks(static_cast<double>(gpu.cu.wave_size) / gpu.cu.trans_lanes_per_simd);
   barrier = engine.ticks(static_cast<double>(gpu.cu.barrier_latency.value));
+  issue = engine.ticks(static_cast<double>(gpu.cu.wave_issue_interval.value));
 }
 
 ComputeUnit::ComputeUnit(const arch::GpuSpec& gpu, double engine_hz, Tick start)
@@ -53,8 +54,22 @@ Tick ComputeUnit::compute(Tick now, const GroupWork& w, const PipeCosts& pc, Wai
   const Tick stretch = std::max(matrix_work, vector_work) / n;
   Tick lds_done = now;
   for (Tick i = 0; i < n; ++i) lds_done = std::max(lds_done, lds(now + i * stretch, lds_bytes));
-  const Tick done = std::max({matrix_done, vector_done, lds_done});
-  if (bound) *bound = done == matrix_done && matrix_work ? WaitCause::sync : (done == vector_done && vector_work ? WaitCause::vector : WaitCause::lds);
+  Tick issue_done = now;
+  if (w.issued) {
+    const Tick instructions = n * (c.mfma + c.valu + c.trans + c.issue_only) + static_cast<Tick>(w.masked_count) * c.mask_valu;
+    issue_done = std::max(now, *w.issued) + instructions * pc.issue;
+    *w.issued = issue_done;
+  }
+  const Tick done = std::max({matrix_done, vector_done, lds_done, issue_done});
+  if (bound) {
+    if (done == matrix_done && matrix_work) {
+      *bound = WaitCause::sync;
+    } else if ((done == vector_done && vector_work) || (done == issue_done && issue_done > now)) {
+      *bound = WaitCause::vector;
+    } else {
+      *bound = WaitCause::lds;
+    }
+  }
   return done;
 }
 

@@ -22,6 +22,7 @@ struct PipeCosts {
   Tick valu = 0;        // one VALU instruction of a wave
   Tick trans = 0;       // one transcendental instruction of a wave
   Tick barrier = 0;     // one s_barrier round trip
+  Tick issue = 0;       // a wave's turn at the scheduler: between two instruction issues of one wave
   PipeCosts() = default;
   // Contract: `mfma` may be null (a kernel without matrix work).
   PipeCosts(const arch::GpuSpec& gpu, const arch::MatrixInstruction* mfma, const Clock& engine);
@@ -35,6 +36,9 @@ struct GroupWork {
   std::uint32_t masked_count = 0;
   FinishCause waited_on;  // what the operation's issue waited on (for the time breakdown)
   std::uint32_t count = 1;
+  // When the group's waves have issued their earlier operations' instructions (advanced by this
+  // one's); null: instruction issue not timed.
+  Tick* issued = nullptr;
 };
 
 // One CU. Contract: operations are presented in non-decreasing time order (the event engine's
@@ -48,6 +52,9 @@ class ComputeUnit {
 
   // Matrix instructions go to each SIMD's matrix pipe; VALU and transcendental instructions (and
   // the non-co-issuable part of each MFMA) to its VALU; LDS bytes (per wave) to the CU's LDS.
+  // Each wave issues its instructions in order, one per `pc.issue` (every instruction of the
+  // operation, issue-only ones included), after its earlier operations' (*w.issued): the operation
+  // finishes no earlier than its last issue (bound: vector, the wave's own instruction stream).
   // Sets *bound (when given) to what the finish was bound by: vector or LDS work, or matrix work
   // (sync, for operations waiting on it from other SIMDs). Each SIMD idle since its last work
   // until `now` adds that stretch to the breakdown as waiting on w.waited_on.

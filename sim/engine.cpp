@@ -56,6 +56,8 @@ struct Lane {
   // A wave group's lane: when its last barrier released the waves (nothing after it issues
   // earlier: a wave resumes past s_barrier only once the barrier resolves).
   Tick released = 0;
+  // A wave group's lane: when its waves have issued every instruction of their operations so far.
+  Tick issued = 0;
 };
 
 // When an issued operation finishes and what bound it (kUnknown: not issued yet).
@@ -317,6 +319,7 @@ class KernelRun {
         lane.cursor.emplace(*shape_.pp, kp, wg, &shape_.filters[std::min(l, kFirstGroupLane)], shape_.batch);
         lane.has_pending = lane.exhausted = lane.waiting = lane.at_phase = lane.timed = false;
         lane.released = now;
+        lane.issued = now;
         wake(slot, l, now);
       }
       ++active_;
@@ -575,6 +578,7 @@ class KernelRun {
     // A workgroup of fewer waves than SIMDs sits on the SIMDs the dispatcher chose for it.
     w.simd0 = shape_.kp->waves >= simds ? 0 : s.simd0;
     w.simds = shape_.waves_in_group(g, simds);
+    w.issued = &s.lanes[l].issued;
     const std::uint64_t n = op.count;
     result_->mfma_instructions += n * w.cost->mfma * w.simds;
     result_->valu_instructions +=

@@ -13,7 +13,8 @@ SimdIssueRules::SimdIssueRules(const arch::GpuSpec& gpu, const arch::MatrixInstr
       trans_cycles_(gpu.cu.wave_size / gpu.cu.trans_lanes_per_simd),
       banks_(gpu.cu.lds_banks),
       bank_width_(static_cast<std::uint32_t>(gpu.cu.lds_bank_width.value)),
-      lds_latency_(static_cast<std::uint32_t>(gpu.cu.lds_latency.value)) {}
+      lds_latency_(static_cast<std::uint32_t>(gpu.cu.lds_latency.value)),
+      issue_interval_(static_cast<std::uint32_t>(gpu.cu.wave_issue_interval.value)) {}
 
 std::uint32_t SimdIssueRules::lds_cycles(std::uint32_t bytes_per_lane, std::uint32_t stride) const {
   // Lanes per phase: the banks deliver banks x bank_width bytes per cycle without conflicts.
@@ -136,6 +137,7 @@ IssueResult run_on_cu(const arch::GpuSpec& gpu, const SimdIssueRules& rules, con
         end = std::max(end, t);
         break;
     }
+    w.ready = std::max(w.ready, t + rules.issue_interval());  // the wave's next turn at the scheduler
     s.issue_free = t + 1;  // one instruction per SIMD per cycle
     w.last_issue = t;
     if (++w.pc == body.size()) {

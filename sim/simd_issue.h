@@ -37,11 +37,13 @@ class SimdIssueRules {
   // Cycles the LDS needs for one wave's read with this lane width and stride.
   std::uint32_t lds_cycles(std::uint32_t bytes_per_lane, std::uint32_t stride) const;
   std::uint32_t lds_latency() const { return lds_latency_; }
+  // Cycles between two instructions of one wave (its SIMD's turn at the scheduler).
+  std::uint32_t issue_interval() const { return issue_interval_; }
   const arch::MatrixInstruction& mfma() const { return mfma_; }
 
  private:
   arch::MatrixInstruction mfma_;
-  std::uint32_t wave_size_, valu_cycles_, trans_cycles_, banks_, bank_width_, lds_latency_;
+  std::uint32_t wave_size_, valu_cycles_, trans_cycles_, banks_, bank_width_, lds_latency_, issue_interval_;
 };
 
 // Result of running a loop on one CU.
@@ -52,8 +54,8 @@ struct IssueResult {
 };
 
 // Runs `iterations` of `body` on every wave: `waves_per_simd` waves on each SIMD of one CU.
-// Waves issue in order; each SIMD issues at most one instruction per cycle, choosing the ready
-// wave that has waited longest. A `wait` instruction waits for the wave's LDS results.
+// Waves issue in order, each at most one instruction per `issue_interval()`; each SIMD issues at
+// most one instruction per cycle, choosing the ready wave that has waited longest. A `wait` instruction waits for the wave's LDS results.
 // Contract: deterministic; throws std::invalid_argument when waves_per_simd exceeds the slots.
 IssueResult run_on_cu(const arch::GpuSpec& gpu, const SimdIssueRules& rules, const std::vector<Instr>& body,
                       std::uint32_t waves_per_simd, std::uint32_t iterations);

@@ -50,6 +50,51 @@ TEST_CASE("VALU work of another wave overlaps MFMAs except for their blocked cyc
   CHECK(cu.compute(0, GroupWork{2, 1, &vector, true, {}}, pc) == 56'000 + 20'000);
 }
 
+TEST_CASE("a wave issues one instruction per turn at the scheduler: 4 cycles on MI300X") {
+  const auto& gpu = test::gpu("mi300x");
+  const PipeCosts pc(gpu, &mfma32(gpu), Clock(1e9));
+  CHECK(pc.issue == 4'000);  // one SIMD per clock, round robin over 4 SIMDs
+  ComputeUnit cu(gpu, 1e9);
+  workloads::OpCost scalar;
+  scalar.valu = 10;        // 40 cycles of VALU
+  scalar.issue_only = 30;  // 40 instructions: 160 cycles of issue
+  Tick issued = 0;
+  GroupWork w{0, 1, &scalar, false, {}};
+  w.issued = &issued;
+  CHECK(cu.compute(0, w, pc) == 160'000);
+  CHECK(issued == 160'000);
+  // The wave's next operation issues after this one's last instruction, whatever the pipes allow.
+  workloads::OpCost matrix;
+  matrix.mfma = 2;  // 2 turns, then 64 cycles of matrix work from `now`
+  GroupWork m{0, 1, &matrix, false, {}};
+  m.issued = &issued;
+  CHECK(cu.compute(0, m, pc) == 168'000);
+  CHECK(issued == 168'000);
+  // Four iterations at once issue four times the instructions; untimed issue (null) is not bound.
+  Tick other = 1'000'000;
+  GroupWork batch{1, 1, &scalar, false, {}};
+  batch.count = 4;
+  batch.issued = &other;
+  CHECK(cu.compute(0, batch, pc) == 1'000'000 + 4 * 160'000);
+  batch.issued = nullptr;
+  CHECK(cu.compute(0, batch, pc) == 4 * 40'000 + 4 * 40'000);  // the VALU only, after the last batch's VALU
+}
+
+TEST_CASE("an NVIDIA sub-partition issues one instruction per clock: issue never binds VALU work") {
+  const auto& gpu = test::gpu("h100");
+  const PipeCosts pc(gpu, nullptr, Clock(1e9));
+  CHECK(pc.issue == 1'000);
+  CHECK(pc.valu == 1'000);  // a warp of 32 on 32 lanes
+  ComputeUnit cu(gpu, 1e9);
+  workloads::OpCost v;
+  v.valu = 10;
+  Tick issued = 0;
+  GroupWork w{0, 1, &v, false, {}};
+  w.issued = &issued;
+  CHECK(cu.compute(0, w, pc) == 10'000);
+  CHECK(issued == 10'000);
+}
+
 TEST_CASE("LDS bytes of an op are served at 128 B per clock per CU") {
   const auto& gpu = test::gpu("mi300x");
   const PipeCosts pc(gpu, &mfma32(gpu), Clock(1e9));

@@ -66,6 +66,21 @@ TEST_CASE("MFMA co-execution: 28 of 32 cycles are open to VALU work") {
   CHECK(one.trans_per_clk_per_cu == doctest::Approx(4 * 64.0 / 32));  // one exp per MFMA per SIMD
 }
 
+TEST_CASE("a wave issues at most one instruction per turn: every 4 cycles on MI300X and every cycle on H100") {
+  // A body of instructions that need no pipe (s_waitcnt with nothing outstanding): only the turns.
+  const std::vector<Instr> waits{Instr{Instr::wait}};
+  const auto& mi300x = test::gpu("mi300x");
+  const SimdIssueRules amd(mi300x, mi300x.cu.matrix_instructions[0]);
+  CHECK(amd.issue_interval() == 4);
+  CHECK(run_on_cu(mi300x, amd, waits, 1, 10).cycles == 36);  // issued at 0, 4, ..., 36
+  // Two waves on a SIMD take the turns in between (the SIMD issues one instruction per cycle).
+  CHECK(run_on_cu(mi300x, amd, waits, 2, 10).cycles == 37);
+  const auto& h100 = test::gpu("h100");
+  const SimdIssueRules nv(h100, h100.cu.matrix_instructions[0]);
+  CHECK(nv.issue_interval() == 1);
+  CHECK(run_on_cu(h100, nv, waits, 1, 10).cycles == 9);
+}
+
 TEST_CASE("LDS bank conflicts by lane stride") {
   const auto& gpu = test::gpu("mi300x");
   MicroOptions o;

@@ -24,6 +24,7 @@ OpCost total(const CompiledBody& b) {
     t.lds_read += op.cost.lds_read;
     t.lds_write += op.cost.lds_write;
     t.barriers += op.cost.barriers;
+    t.issue_only += op.cost.issue_only;
   }
   return t;
 }
@@ -47,6 +48,11 @@ TEST_CASE("aiter-v3 forward loop: per wave per iteration as in its code object (
   CHECK(c.lds_read == 16384);
   CHECK(c.lds_write == 2048);   // 1024 ds_write + 1024 LDS-DMA
   CHECK(c.barriers == 5);
+  // Issue-only turns, the mean of the two loop copies: (297 - 32 - 170 - 17 - 10.5 s_nop + 72.5 wait
+  // states + 293.5 - 32 - 170 - 17 - 8 + 52) / 2 = 129.25, rounded.
+  CHECK(c.issue_only == 129);
+  CHECK(test::op_named(pp.kernels[0].prologue, "setup").cost.issue_only == 564 - 16 - 219 - 19);
+  CHECK(test::op_named(pp.kernels[0].epilogue, "finalize").cost.issue_only == 569 - 16 - 450 - 4);
   CHECK(pp.kernels[0].waves == 8);
   CHECK(pp.kernels[0].outer_rows == 256);
   CHECK(pp.kernels[0].inner_rows == 32);
@@ -67,6 +73,9 @@ TEST_CASE("aiter-v3 backward loop: per wave per iteration as in its code object"
   CHECK(c.lds_read == 25088);
   CHECK(c.lds_write == 7936);  // 7680 ds_write + 256 LDS-DMA
   CHECK(c.barriers == 6);
+  CHECK(c.issue_only == 117);  // 420.5 instructions - 120 MFMA - 172 VALU - 12 exp = 116.5, rounded
+  CHECK(test::op_named(pp.kernels[2].prologue, "setup").cost.issue_only == 1795 - 826 - 1);
+  CHECK(test::op_named(pp.kernels[2].epilogue, "finalize").cost.issue_only == 1546 - 1302);
   const auto& atomic = test::op_named(pp.kernels[2].body, "atomic_dq");
   CHECK(atomic.tensor == TensorId::dq_acc);
 }

@@ -88,6 +88,7 @@ OpCost fixed_cost(const FixedMix& m) {
   c.barriers = m.barriers;
   c.lds_read = m.lds_read_bytes;
   c.lds_write = m.lds_write_bytes;
+  c.issue_only = m.issue_only;
   return c;
 }
 
@@ -104,11 +105,12 @@ OpCost mfma_cost(std::uint32_t n, double lds_read) {
   return c;
 }
 
-OpCost vector_cost(std::uint32_t valu, std::uint32_t trans, std::uint32_t mask_valu) {
+OpCost vector_cost(std::uint32_t valu, std::uint32_t trans, std::uint32_t mask_valu, std::uint32_t issue_only) {
   OpCost c;
   c.valu = valu;
   c.trans = trans;
   c.mask_valu = mask_valu;
+  c.issue_only = issue_only;
   return c;
 }
 
@@ -172,7 +174,7 @@ KernelProgram forward(const Problem& p, const KernelSchedule& k, const Mask& mas
       .op("qk", Action::qk, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_qk), d.lds_read_per_tile_byte * k_tile), {"load_k"})
       .op("softmax", Action::online_softmax, Pipe::vector,
           vector_cost(rounded(d.valu_per_score_lane * lanes), static_cast<std::uint32_t>(lanes) + d.extra_trans,
-                      rounded(d.mask_valu_per_score_lane * lanes)),
+                      rounded(d.mask_valu_per_score_lane * lanes), rounded(d.issue_only_per_score_lane * lanes)),
           {"qk"})
       .op("pv", Action::pv, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_v), d.lds_read_per_tile_byte * v_tile),
           {"softmax", "load_v"})
@@ -216,15 +218,16 @@ void backward_loop_ops(BodyBuilder& b, const LoopCosts& lc, const LoopDensity& d
   const double lds_total = d.lds_read_per_tile_byte * tile_bytes;
   const std::uint32_t valu = rounded(d.valu_per_score_lane * lanes);
   const std::uint32_t mask = rounded(d.mask_valu_per_score_lane * lanes);
+  const std::uint32_t issue_only = rounded(d.issue_only_per_score_lane * lanes);  // split as the VALU
   using Names = std::vector<std::string>;
   b.op("scores", Action::scores, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_qk), share(lds_total, gemms, 0)),
        q_side ? Names{"load_q"} : Names{"load_k"})
       .op("probs", Action::probs, Pipe::vector,
-          vector_cost(valu / 2, static_cast<std::uint32_t>(lanes) + d.extra_trans, mask),
+          vector_cost(valu / 2, static_cast<std::uint32_t>(lanes) + d.extra_trans, mask, issue_only / 2),
           q_side ? Names{"scores", "load_lse"} : Names{"scores"})
       .op("dp", Action::dp, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_v), share(lds_total, gemms, 1)),
           q_side ? Names{"load_do"} : Names{"load_v"})
-      .op("ds", Action::ds, Pipe::vector, vector_cost(valu - valu / 2, 0, 0),
+      .op("ds", Action::ds, Pipe::vector, vector_cost(valu - valu / 2, 0, 0, issue_only - issue_only / 2),
           q_side ? Names{"probs", "dp", "load_delta"} : Names{"probs", "dp"});
 }
 

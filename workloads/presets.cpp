@@ -22,7 +22,11 @@ LoopDensity aiter_fwd_density() {
   d.lds_write_per_tile_byte = 2048.0 / 16384.0;
   d.barriers = 5;
   d.extra_trans = 1;  // 17 v_exp_f32 = 16 for P + 1 for the running-max rescale
-  d.source = "AITER-CO section 4, fwd_hd128_bf16_rtna.co copy A";
+  // Issue-only turns: instructions less MFMA, VALU and exp, with each s_nop counted as its wait
+  // states; copy A 297 - 32 - 170 - 17 - 10.5 + 72.5 = 140, copy B 293.5 - 32 - 170 - 17 - 8 + 52 =
+  // 118.5 (half the waves run each copy): 129.25 per 16 scores per lane.
+  d.issue_only_per_score_lane = 129.25 / 16.0;
+  d.source = "AITER-CO section 4, fwd_hd128_bf16_rtna.co copy A (issue-only turns: both copies)";
   return d;
 }
 
@@ -41,6 +45,9 @@ LoopDensity aiter_bwd_density(bool a16) {
   d.lds_write_per_tile_byte = (a16 ? 6656.0 + 256.0 : 7680.0 + 256.0) / 8192.0;
   d.barriers = 6;
   d.extra_trans = 0;
+  // Issue-only turns (instructions less MFMA, VALU and exp; s_nop as its wait states, here 5 and 5):
+  // a32 420.5 - 120 - 172 - 12 = 116.5, a16 413.5 - 120 - 182 - 12 = 94.5, per 12 scores per lane.
+  d.issue_only_per_score_lane = (a16 ? 94.5 : 116.5) / 12.0;
   d.source = a16 ? "AITER-CO section 4, bwd_hd128_bf16_a16_rtna.co"
                  : "AITER-CO section 4, bwd_hd128_bf16_a32_rtna_psskddv.co (mask: causal_br_a32_rtna_psskddv.co)";
   return d;
@@ -52,21 +59,23 @@ LoopDensity borrowed(LoopDensity d, const std::string& kernel) {
   return d;
 }
 
+// The fixed mixes' last figure: issue-only instructions (all instructions less MFMA, VALU and
+// transcendentals; s_nop counted once, its wait states are not given for these segments).
 FixedMix aiter_fwd_prologue() {
   // AITER-CO section 6 "pre" (rtna): its 16 MFMA start the first tile and are counted in the loop.
-  return {0, 219, 19, 8, 16384, 0, "AITER-CO section 6, fwd_hd128_bf16_rtna.co pre (MFMA counted in the loop)"};
+  return {0, 219, 19, 8, 16384, 0, "AITER-CO section 6, fwd_hd128_bf16_rtna.co pre (MFMA counted in the loop)", 564 - 16 - 219 - 19};
 }
 FixedMix aiter_fwd_epilogue() {
-  return {0, 450, 4, 3, 16384, 9216, "AITER-CO section 6, fwd_hd128_bf16_rtna.co post (MFMA counted in the loop)"};
+  return {0, 450, 4, 3, 16384, 9216, "AITER-CO section 6, fwd_hd128_bf16_rtna.co post (MFMA counted in the loop)", 569 - 16 - 450 - 4};
 }
 FixedMix aiter_bwd_prologue() {
-  return {0, 826, 1, 16, 45568, 40960, "AITER-CO section 6, bwd_hd128_bf16_a32_rtna_psskddv.co pre"};
+  return {0, 826, 1, 16, 45568, 40960, "AITER-CO section 6, bwd_hd128_bf16_a32_rtna_psskddv.co pre", 1795 - 826 - 1};
 }
 FixedMix aiter_bwd_epilogue() {
-  return {0, 1302, 0, 11, 26624, 26624, "AITER-CO section 6, bwd_hd128_bf16_a32_rtna_psskddv.co post"};
+  return {0, 1302, 0, 11, 26624, 26624, "AITER-CO section 6, bwd_hd128_bf16_a32_rtna_psskddv.co post", 1546 - 1302};
 }
-FixedMix aiter_preprocess() { return {0, 499, 0, 8, 16384, 2048, "AITER-CO section 7, bwd_hd128_odo_bf16.co"}; }
-FixedMix aiter_convert() { return {0, 324, 0, 24, 4096, 4096, "AITER-CO section 7, bwd_hd128_dq_convert_bf16_rtna.co"}; }
+FixedMix aiter_preprocess() { return {0, 499, 0, 8, 16384, 2048, "AITER-CO section 7, bwd_hd128_odo_bf16.co", 698 - 499}; }
+FixedMix aiter_convert() { return {0, 324, 0, 24, 4096, 4096, "AITER-CO section 7, bwd_hd128_dq_convert_bf16_rtna.co", 554 - 324}; }
 
 FixedMix borrowed(FixedMix m, const std::string& kernel) {
   m.source = "estimate (" + kernel + " code objects not read; counts of " + m.source + ")";

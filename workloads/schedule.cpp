@@ -112,6 +112,8 @@ void density_fields(std::vector<Field>& t, const std::string& prefix, Acc loop) 
                                 [loop](auto& k) -> auto& { return loop(k).lds_write_per_tile_byte; })));
   t.push_back(wrap(uint_field(prefix + ".barriers", [loop](auto& k) -> auto& { return loop(k).barriers; }, 0, 1024)));
   t.push_back(wrap(uint_field(prefix + ".extra_trans", [loop](auto& k) -> auto& { return loop(k).extra_trans; }, 0, 1024)));
+  t.push_back(wrap(number_field(prefix + ".issue_only_per_score_lane",
+                                [loop](auto& k) -> auto& { return loop(k).issue_only_per_score_lane; })));
 }
 
 template <class Acc>

@@ -41,6 +41,8 @@ struct LoopDensity {
   double lds_write_per_tile_byte = 0;  // LDS bytes written per byte of the loop's input tiles, per wave
   std::uint32_t barriers = 0;          // s_barrier per iteration
   std::uint32_t extra_trans = 0;       // transcendentals per iteration besides one exp per score
+  // Issue-only instructions (OpCost::issue_only) per (score / wave size), on the loop's VALU work.
+  double issue_only_per_score_lane = 0;
   std::string source;
 };
 
@@ -49,6 +51,7 @@ struct FixedMix {
   std::uint32_t mfma = 0, valu = 0, trans = 0, barriers = 0;
   std::uint64_t lds_read_bytes = 0, lds_write_bytes = 0;
   std::string source;
+  std::uint32_t issue_only = 0;  // OpCost::issue_only
 };
 
 // Forward kernel: a Q block per workgroup looping over key blocks with online softmax.

@@ -46,6 +46,9 @@ struct OpCost {
   std::uint64_t lds_read = 0;  // bytes
   std::uint64_t lds_write = 0; // bytes
   std::uint32_t barriers = 0;
+  // Instructions that take only the wave's issue turns (SALU and SMEM, branches, s_waitcnt, LDS
+  // and vector-memory instructions; s_nop as its wait states), no VALU or matrix pipe time.
+  std::uint32_t issue_only = 0;
   std::uint64_t instructions() const { return mfma + valu + trans + barriers; }
 };
 
