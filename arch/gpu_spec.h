@@ -66,6 +66,10 @@ struct ClockSpec {
   std::optional<Hertz> engine_pinned;
   // How often the power controller re-sets the engine clock from the activity it saw since.
   Picoseconds control_interval;
+  // Published clocks of full matrix work per data type (a GEMM's median clock at the power limit),
+  // where measured: reference data, not model inputs (`attnsim validate` pins its second column to
+  // them). Unset where no measurement is published.
+  std::array<std::optional<Hertz>, kDtypes.size()> measured_matrix{};
 };
 
 // Workgroup dispatch to XCDs.

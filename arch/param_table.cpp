@@ -186,21 +186,29 @@ ParamDecl text(std::string path, Acc acc, std::string desc) {
   return d;
 }
 
-// `clock.engine`: an optional pin of the engine clock; absent means the clock is modelled.
-ParamDecl engine_pin_param() {
-  ParamDecl d = quantity("clock.engine", [](auto& s) -> auto& { return s.clock.engine_max; }, 100 * 1e6, 10 * 1e9,
-                         "pins the engine clock (absent: modelled from the power limit), e.g. --set clock.engine=1.9GHz");
+// An optional clock (a std::optional<Hertz> field): absent means not set, rendered as `unset`.
+template <class Acc>
+ParamDecl optional_clock(std::string path, Acc acc, std::string desc, std::string unset) {
+  ParamDecl d = quantity(std::move(path), [](auto& s) -> auto& { return s.clock.engine_max; }, 100 * 1e6, 10 * 1e9,
+                         std::move(desc));
   d.optional_key = true;
   const auto parse = d.assign;
-  d.assign = [parse](GpuSpec& s, const toml::node& n) -> std::optional<ParamIssue> {
-    GpuSpec scratch = s;  // parse into a copy's field, then move the value to the pin
+  d.assign = [parse, acc](GpuSpec& s, const toml::node& n) -> std::optional<ParamIssue> {
+    GpuSpec scratch = s;  // parse into a copy's field, then move the value to the optional one
     if (auto issue = parse(scratch, n)) return issue;
-    s.clock.engine_pinned = scratch.clock.engine_max;
+    acc(s) = scratch.clock.engine_max;
     return std::nullopt;
   };
-  d.render = [](const GpuSpec& s) { return s.clock.engine_pinned ? format(*s.clock.engine_pinned) : std::string("modelled"); };
-  d.to_json = [](const GpuSpec& s) { return s.clock.engine_pinned ? json(s.clock.engine_pinned->value) : json(nullptr); };
+  d.render = [acc, unset](const GpuSpec& s) { return acc(s) ? format(*acc(s)) : unset; };
+  d.to_json = [acc](const GpuSpec& s) { return acc(s) ? json(acc(s)->value) : json(nullptr); };
   return d;
+}
+
+// `clock.engine`: an optional pin of the engine clock; absent means the clock is modelled.
+ParamDecl engine_pin_param() {
+  return optional_clock("clock.engine", ATTNSIM_FIELD(clock.engine_pinned),
+                        "pins the engine clock (absent: modelled from the power limit), e.g. --set clock.engine=1.9GHz",
+                        "modelled");
 }
 
 ParamDecl schema_version_param() {
@@ -358,6 +366,14 @@ std::vector<ParamDecl> build_table() {
 
   t.push_back(quantity("clock.power.control_interval", ATTNSIM_FIELD(clock.control_interval), 100, 1e9 * 1e3,
                        "how often the power controller re-sets the engine clock from the activity since the last time"));
+  for (Dtype dt : kDtypes) {
+    const auto i = static_cast<std::size_t>(dt);
+    const std::string name(to_string(dt));
+    t.push_back(optional_clock("clock.measured.matrix_" + name, [i](auto& s) -> auto& { return s.clock.measured_matrix[i]; },
+                               "published clock of full dense " + name +
+                                   " matrix work (a GEMM's median at the power limit); reference data for validate",
+                               "not published"));
+  }
 
   t.push_back(count("dispatch.xcds_per_partition", ATTNSIM_FIELD(dispatch.xcds_per_partition), 1, 64,
                     "XCDs one kernel launch spans (8 = MI300X SPX, 1 = CPX)"));

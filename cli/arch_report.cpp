@@ -9,6 +9,12 @@ namespace attnsim::cli {
 using report::fixed;
 using report::TextTable;
 namespace {
+// "; measured GEMM 1207 MHz" where the config records a published clock for the data type.
+std::string measured_note(const arch::GpuSpec& s, arch::Dtype dt) {
+  const auto& m = s.clock.measured_matrix[static_cast<std::size_t>(dt)];
+  return m ? "; measured GEMM " + report::fixed(m->value / 1e6, 0) + " MHz" : std::string();
+}
+
 
 using arch::Dtype;
 using nlohmann::json;
@@ -44,6 +50,8 @@ json arch_json(const arch::LoadedArch& loaded, const arch::DerivedFigures& d) {
                         {"sustained_power_limited", m.sustained.power_limited},
                         {"sustained_power_w", m.sustained.power.value},
                         {"sustained_tflops", tera(m.sustained_flops)}};
+    const auto& measured = s.clock.measured_matrix[static_cast<std::size_t>(m.dtype)];
+    dj["matrix"][dt]["measured_gemm_clock_mhz"] = measured ? nlohmann::json(mega(measured->value)) : nlohmann::json(nullptr);
   }
   dj["exp_per_clk_per_cu"] = d.exp_per_clk_per_cu;
   dj["exp_tera_per_s"] = tera(d.exp_per_s);
@@ -100,7 +108,7 @@ std::string arch_text(const arch::LoadedArch& loaded, const arch::DerivedFigures
                      (s.clock.engine_pinned        ? std::string("pinned")
                       : m.sustained.power_limited ? "power-limited at " + arch::format(s.clock.power_limit)
                                                   : std::string("clock cap")) +
-                     ")"});
+                     ")" + measured_note(s, m.dtype)});
   }
   compute.add({"exp (transcendental)", fixed(d.exp_per_clk_per_cu, 0) + "/clk/CU = " + fixed(tera(d.exp_per_s), 2) +
                                            " T/s at max clock"});

@@ -28,11 +28,14 @@ struct ValidateState {
   bool approximate = false;  // the engine's approximate tag mode for every case
 };
 
-// The clock of the case's class of work, as measured: the clock model's full-load clock for the
-// kernel's matrix data type, which is calibrated to the measured GEMM clock (BLOG-MAF2 on MI300X).
+// The clock of the case's class of work, as measured: the config's published clock of full matrix
+// work of the kernel's data type (`clock.measured.matrix_*`, e.g. BLOG-MAF2's 1207 MHz for bf16 on
+// MI300X); where none is published, the clock model's full-load clock for it.
 std::string class_clock(const report::MeasuredCase& c, const std::vector<std::string>& sets) {
   const auto gpu = arch::load_arch_file(arch::resolve_arch(c.point.arch), sets).spec;
-  const double hz = arch::sustained_clock(gpu.clock, arch::matrix_load(c.point.problem.dtype)).clock.value;
+  const auto& measured = gpu.clock.measured_matrix[static_cast<std::size_t>(c.point.problem.dtype)];
+  const double hz =
+      measured ? measured->value : arch::sustained_clock(gpu.clock, arch::matrix_load(c.point.problem.dtype)).clock.value;
   return std::to_string(static_cast<long long>(std::llround(hz / 1e6))) + "MHz";
 }
 
@@ -115,7 +118,8 @@ void add_validate_command(CLI::App& app, int& exit_code) {
               "simulate every case in the engine's approximate tag mode (faster; docs/model.md)");
   c->footer(
       "Each case runs twice: at the modelled clock, and with the clock pinned to the measured clock of its\n"
-      "class of work (the full-load matrix clock, e.g. 1207 MHz for bf16 on MI300X).\n"
+      "class of work (clock.measured.matrix_<dtype> of the config, e.g. 1207 MHz for bf16 on MI300X;\n"
+      "the clock model's full-load clock where none is published).\n"
       "Examples:\n"
       "  attnsim validate validation/measurements/mi300x_aiter_v3.csv\n"
       "  attnsim validate validation/measurements/*.csv --json");

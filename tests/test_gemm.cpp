@@ -99,6 +99,31 @@ TEST_CASE("the MAF GEMMs land within 5 percent of AMD's measured throughput at t
   CHECK(fp16.kernel.clock_hz / 1e6 == doctest::Approx(1115).epsilon(0.03));
 }
 
+TEST_CASE("the clock calibration is self-consistent: the simulated MAF GEMMs at their measured clocks draw the power limit") {
+  // docs/model.md: the matrix coefficients and the baseline were solved so that the simulated
+  // BLOG-MAF2 GEMMs, at AMD's measured median clocks, draw exactly the board limit with the
+  // activity the engine gives them (matrix pipes 96-99 % busy, 6-8 % of the HBM peak).
+  sim::GemmMicroOptions o;
+  o.approximate = true;
+  const auto power_at = [&](const char* arch, const std::string& clock) {
+    return sim::run_gemm_micro(test::gpu_with(arch, {"clock.engine=" + clock}), o).kernel.power_w;
+  };
+  CHECK(power_at("mi300x", "1207MHz") == doctest::Approx(750).epsilon(0.005));
+  CHECK(power_at("mi325x", "1447MHz") == doctest::Approx(1000).epsilon(0.005));
+  o.shape.dtype = arch::Dtype::fp16;
+  CHECK(power_at("mi300x", "1115MHz") == doctest::Approx(750).epsilon(0.005));
+}
+
+TEST_CASE("MI325X at 1000 W: its fp16 GEMM clock is predicted from MI300X's coefficients (BLOG-MAF2)") {
+  // Only MI300X's GEMMs and the two bf16 clocks set the shared coefficients; MI325X's fp16 MAF GEMM
+  // clock (1354 MHz median at 1000 W, BLOG-MAF2 Table 1) was not used to calibrate anything.
+  sim::GemmMicroOptions o;
+  o.approximate = true;
+  o.shape.dtype = arch::Dtype::fp16;
+  const sim::GemmMicroResult r = sim::run_gemm_micro(test::gpu("mi325x"), o);
+  CHECK(r.kernel.clock_hz / 1e6 == doctest::Approx(1354).epsilon(0.02));
+}
+
 TEST_CASE("the GEMM in the approximate tag mode stays within the engine's bounds of the exact mode") {
   const arch::GpuSpec& gpu = test::gpu("mi300x");
   sim::GemmMicroOptions o;

@@ -13,12 +13,6 @@
 
 namespace attnsim::test {
 
-inline const arch::GpuSpec& gpu(const std::string& name) {
-  static const arch::GpuSpec mi300x = arch::load_arch_file(arch::resolve_arch("mi300x")).spec;
-  static const arch::GpuSpec h100 = arch::load_arch_file(arch::resolve_arch("h100")).spec;
-  return name == "h100" ? h100 : mi300x;
-}
-
 // A shipped GPU with overrides applied as `--set` applies them, loaded once per distinct list.
 inline const arch::GpuSpec& gpu_with(const std::string& name, const std::vector<std::string>& sets) {
   static std::map<std::pair<std::string, std::vector<std::string>>, arch::GpuSpec> loaded;
@@ -27,6 +21,9 @@ inline const arch::GpuSpec& gpu_with(const std::string& name, const std::vector<
   if (it == loaded.end()) it = loaded.emplace(key, arch::load_arch_file(arch::resolve_arch(name), sets).spec).first;
   return it->second;
 }
+
+// A shipped GPU by name (any of configs/arch), loaded once.
+inline const arch::GpuSpec& gpu(const std::string& name) { return gpu_with(name, {}); }
 
 inline workloads::PassPrograms build(const workloads::Problem& p, const std::string& kernel, workloads::Direction d) {
   const auto k = workloads::parse_kernel_spec(kernel);
