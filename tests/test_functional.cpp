@@ -65,6 +65,9 @@ void check_all(const std::string& kernel) {
 
 TEST_CASE("aiter-v3 computes attention correctly") { check_all("aiter-v3"); }
 TEST_CASE("aiter-v3-a16 computes attention correctly") { check_all("aiter-v3-a16"); }
+TEST_CASE("aiter-v3 as its C++ API runs it (memset and dK/dV group sum left to the caller) computes attention correctly") {
+  check_all("aiter-v3,bwd.zero_dq_acc=false,bwd.sum_dkdv=false");
+}
 TEST_CASE("ck computes attention correctly") { check_all("ck"); }
 TEST_CASE("ck with split dQ and kv_loop GQA computes attention correctly") { check_all("ck,bwd.dq=split,bwd.gqa=kv_loop"); }
 TEST_CASE("triton-amd computes attention correctly") { check_all("triton-amd"); }

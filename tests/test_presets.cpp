@@ -87,6 +87,30 @@ TEST_CASE("aiter-v3-a16 uses 16-bit dQ atomics and no convert kernel") {
   CHECK(total(pp.kernels[2].body).valu == 182);
 }
 
+TEST_CASE("the dQ memset and the dK/dV group sum can be left to the caller outside the pass") {
+  // aiter's C++ API (aiter::mha_bwd, which op_tests/cpp/mha/benchmark_mha_bwd.cpp times) launches
+  // odo, dqdkdv and dq_convert only: dq_acc is zeroed when allocated and dK/dV stay per query head.
+  Problem p = d128(1024);
+  p.heads_q = 8;
+  p.heads_kv = 2;
+  const auto kinds = [](const std::vector<KernelProgram>& ks) {
+    std::vector<KernelKind> out;
+    for (const auto& k : ks) out.push_back(k.kind);
+    return out;
+  };
+  const auto pass = test::build(p, "aiter-v3", Direction::bwd);
+  CHECK(kinds(pass.kernels) == std::vector<KernelKind>{KernelKind::preprocess, KernelKind::zero_dq_acc, KernelKind::bwd_main,
+                                                      KernelKind::convert_dq, KernelKind::reduce_dkdv});
+  CHECK(pass.caller_before.empty());
+  CHECK(pass.caller_after.empty());
+  const auto api = test::build(p, "aiter-v3,bwd.zero_dq_acc=false,bwd.sum_dkdv=false", Direction::bwd);
+  CHECK(kinds(api.kernels) == std::vector<KernelKind>{KernelKind::preprocess, KernelKind::bwd_main, KernelKind::convert_dq});
+  CHECK(kinds(api.caller_before) == std::vector<KernelKind>{KernelKind::zero_dq_acc});
+  CHECK(kinds(api.caller_after) == std::vector<KernelKind>{KernelKind::reduce_dkdv});
+  // The main kernel still writes dK/dV per query head.
+  CHECK(test::op_named(api.kernels[1].epilogue, "store_dk").tensor == TensorId::dk_expanded);
+}
+
 TEST_CASE("two-pass and split backward kernels and GQA by expansion adds the reduction") {
   Problem p = d128(512);
   p.heads_q = 8;

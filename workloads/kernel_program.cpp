@@ -372,7 +372,8 @@ PassPrograms build_pass(const Problem& p, const KernelSchedule& k, Direction dir
   if (needs_zero) {
     BodyBuilder ops("bwd_zero_dq_acc");
     ops.op("zero", Action::zero_dq_acc, Pipe::memory, {}, {}, uses_dq_acc ? TensorId::dq_acc : TensorId::dq, RowsOf::outer);
-    pp.kernels.push_back(rows_kernel(p, k, KernelKind::zero_dq_acc, s.convert_rows, p.heads_q, false, ops));
+    (s.zero_dq_acc ? pp.kernels : pp.caller_before)
+        .push_back(rows_kernel(p, k, KernelKind::zero_dq_acc, s.convert_rows, p.heads_q, false, ops));
   }
   pp.kernels.push_back(backward_main(p, k, *pp.mask, gpu, expanded));
   if (s.dq == DqMode::two_pass) pp.kernels.push_back(backward_dq(p, k, *pp.mask, gpu));
@@ -396,7 +397,7 @@ PassPrograms build_pass(const Problem& p, const KernelSchedule& k, Direction dir
         .op("sum", Action::sum_group, Pipe::vector, fixed_cost(sum), {"load_dk", "load_dv"})
         .op("store_dk", Action::store_dk, Pipe::memory, {}, {"sum"}, TensorId::dk, RowsOf::outer)
         .op("store_dv", Action::store_dv, Pipe::memory, {}, {"sum"}, TensorId::dv, RowsOf::outer);
-    pp.kernels.push_back(rows_kernel(p, k, KernelKind::reduce_dkdv, 64, p.heads_kv, true, ops));
+    (s.sum_dkdv ? pp.kernels : pp.caller_after).push_back(rows_kernel(p, k, KernelKind::reduce_dkdv, 64, p.heads_kv, true, ops));
   }
   return pp;
 }

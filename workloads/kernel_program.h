@@ -82,6 +82,10 @@ struct PassPrograms {
   std::unique_ptr<Mask> mask;
   std::unique_ptr<TensorSet> tensors;
   std::vector<KernelProgram> kernels;  // in stream order
+  // Kernels the caller runs outside the pass (not timed, not counted): before it (the dQ
+  // accumulator's memset when the schedule leaves it to the caller) and after it (the group sum of
+  // expanded dK/dV when left to the caller). The functional check runs them to compare results.
+  std::vector<KernelProgram> caller_before, caller_after;
   std::uint32_t dq_slices = 0;         // split dQ: accumulator slices (= key blocks)
   std::uint32_t wave_size = 64;        // of the GPU the costs were computed for
 };

@@ -193,6 +193,8 @@ const std::vector<Field>& fields() {
     t.push_back(enum_field("bwd.dq", ATTNSIM_SCHED(bwd.dq), dqs));
     t.push_back(bool_field("bwd.dq_acc_fp32", ATTNSIM_SCHED(bwd.dq_acc_fp32)));
     t.push_back(enum_field("bwd.gqa", ATTNSIM_SCHED(bwd.gqa), gqas));
+    t.push_back(bool_field("bwd.zero_dq_acc", ATTNSIM_SCHED(bwd.zero_dq_acc)));
+    t.push_back(bool_field("bwd.sum_dkdv", ATTNSIM_SCHED(bwd.sum_dkdv)));
     t.push_back(uint_field("bwd.dq_block_m", ATTNSIM_SCHED(bwd.dq_block_m), 1, 4096));
     t.push_back(uint_field("bwd.dq_block_n", ATTNSIM_SCHED(bwd.dq_block_n), 1, 4096));
     t.push_back(uint_field("bwd.preprocess_rows", ATTNSIM_SCHED(bwd.preprocess_rows), 1, 4096));

@@ -87,6 +87,11 @@ struct BwdSchedule {
   DqMode dq = DqMode::atomic;
   bool dq_acc_fp32 = true;       // atomic mode: fp32 dq_acc + convert kernel; false: 16-bit atomics into dQ (aiter a16)
   GqaMode gqa = GqaMode::expand;
+  // Whether the pass launches the dQ accumulator's memset (false: the caller zeroes it outside
+  // the pass, as aiter's C++ API does when it allocates it) and, with expand GQA, the sum of the
+  // expanded dK/dV over each group (false: dK/dV stay per query head, as aiter's C++ API returns them).
+  bool zero_dq_acc = true;
+  bool sum_dkdv = true;
   std::uint32_t dq_block_m = 128;  // two-pass dQ kernel: query rows per workgroup
   std::uint32_t dq_block_n = 64;   // two-pass dQ kernel: key rows per iteration
   std::uint32_t preprocess_rows = 64;
