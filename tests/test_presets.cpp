@@ -80,6 +80,17 @@ TEST_CASE("aiter-v3 backward loop: per wave per iteration as in its code object"
   CHECK(atomic.tensor == TensorId::dq_acc);
 }
 
+TEST_CASE("fa3 forward: a warpgroup MMA reads its shared-memory operands once for its four warps") {
+  // WGMMA-GUIDE; FA-SCHED B4 (d128, kBlockN = 176 non-causal, P V with P in registers). Per
+  // warpgroup per iteration: Q's 64-row slice (16 KiB) and K (44 KiB) for Q K^T, V (44 KiB) for
+  // P V; each of its four waves is charged a quarter: (16384 + 2 x 45056) / 4 = 26624 B.
+  Problem p = d128(4096);
+  p.causal = false;
+  const auto pp = test::build(p, "fa3", Direction::fwd);
+  REQUIRE(pp.kernels[0].inner_rows == 176);
+  CHECK(total(pp.kernels[0].body).lds_read == 26624);
+}
+
 TEST_CASE("aiter-v3-a16 uses 16-bit dQ atomics and no convert kernel") {
   const auto pp = test::build(d128(1536), "aiter-v3-a16", Direction::bwd);
   REQUIRE(pp.kernels.size() == 3);

@@ -291,6 +291,16 @@ KernelSchedule fa3() {
   for (LoopDensity* d : {&k.fwd.loop, &k.bwd.loop, &k.bwd.dq_loop}) {
     d->source = std::string("estimate (FlashAttention-3 code not read; aiter-v3 density)");
   }
+  // LDS (shared memory) reads of the forward, derived: a warpgroup MMA reads its shared-memory
+  // operands once for its four warps (WGMMA-GUIDE); Q K^T reads Q's 64-row slice and the K tile
+  // from shared memory, P V reads the V tile (P from registers, MmaPV_is_RS, FA-SCHED B4). Per
+  // warpgroup per iteration at d=128 and kBlockN=176: 16 KiB + 44 KiB + 44 KiB, a quarter per wave,
+  // over the K and V tiles' 88 KiB. (Causal problems' kBlockN=128 would give 0.3125; aiter's
+  // per-wave density, 1.0, counted each warp reading the whole tiles.)
+  k.fwd.loop.lds_read_per_tile_byte = (64.0 * 128 * 2 + 2 * 176.0 * 128 * 2) / (4 * 2 * 176.0 * 128 * 2);
+  k.fwd.loop.source =
+      "LDS reads derived from warpgroup MMA semantics (WGMMA-GUIDE, FA-SCHED B4); the rest an estimate "
+      "(FlashAttention-3 code not read; aiter-v3 density)";
   return k;
 }
 
