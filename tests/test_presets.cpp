@@ -80,7 +80,7 @@ TEST_CASE("aiter-v3 backward loop: per wave per iteration as in its code object"
   CHECK(atomic.tensor == TensorId::dq_acc);
 }
 
-TEST_CASE("fa3 forward: a warpgroup MMA reads its shared-memory operands once for its four warps") {
+TEST_CASE("fa3: a warpgroup MMA reads its shared-memory operands once for its four warps") {
   // WGMMA-GUIDE; FA-SCHED B4 (d128, kBlockN = 176 non-causal, P V with P in registers). Per
   // warpgroup per iteration: Q's 64-row slice (16 KiB) and K (44 KiB) for Q K^T, V (44 KiB) for
   // P V; each of its four waves is charged a quarter: (16384 + 2 x 45056) / 4 = 26624 B.
@@ -89,6 +89,12 @@ TEST_CASE("fa3 forward: a warpgroup MMA reads its shared-memory operands once fo
   const auto pp = test::build(p, "fa3", Direction::fwd);
   REQUIRE(pp.kernels[0].inner_rows == 176);
   CHECK(total(pp.kernels[0].body).lds_read == 26624);
+  // Backward (kBlockM 80, kBlockN 128, two warpgroups; P and dS from registers for dV and dK):
+  // S^T, dP^T and dQ^T read 84 KiB each, dV and dK 40 KiB each: 332 KiB per iteration for 8 waves.
+  const auto bwd = test::build(p, "fa3", Direction::bwd);
+  const auto& main = bwd.kernels.at(2);
+  REQUIRE(main.kind == KernelKind::bwd_main);
+  CHECK(static_cast<double>(total(main.body).lds_read) == doctest::Approx(332.0 * 1024 / 8).epsilon(0.001));
 }
 
 TEST_CASE("aiter-v3-a16 uses 16-bit dQ atomics and no convert kernel") {

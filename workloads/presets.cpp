@@ -301,6 +301,17 @@ KernelSchedule fa3() {
   k.fwd.loop.source =
       "LDS reads derived from warpgroup MMA semantics (WGMMA-GUIDE, FA-SCHED B4); the rest an estimate "
       "(FlashAttention-3 code not read; aiter-v3 density)";
+  // The backward's, the same way (FA-SCHED B4, d128 non-causal: kBlockM 80, kBlockN 128, two MMA
+  // warpgroups, SdP_swapAB, not dKV_swapAB, dQ_swapAB, atom layouts 1/2/1, so P and dS feed dV
+  // and dK from registers): per iteration, S^T = K Q^T and dP^T = V dO^T each read K (or V, 32 KiB)
+  // in both warpgroups and Q (or dO, 20 KiB) once between them: 84 KiB each; dQ^T = K^T dS^T the
+  // same, 84 KiB; dV and dK read dO and Q as their shared-memory operand in both warpgroups, 40 KiB
+  // each (an estimate: the warpgroups split the head dimension). 332 KiB for 8 waves, over the Q
+  // and dO tiles' 40 KiB.
+  k.bwd.loop.lds_read_per_tile_byte = (3 * 84.0 + 2 * 40.0) / (8 * 40.0);
+  k.bwd.loop.source =
+      "LDS reads derived from warpgroup MMA semantics and FA3's backward layouts (WGMMA-GUIDE, FA-SCHED B4; "
+      "the dV/dK split an estimate); the rest an estimate (FlashAttention-3 code not read; aiter-v3 density)";
   return k;
 }
 
