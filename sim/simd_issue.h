@@ -55,7 +55,8 @@ struct IssueResult {
 
 // Runs `iterations` of `body` on every wave: `waves_per_simd` waves on each SIMD of one CU.
 // Waves issue in order, each at most one instruction per `issue_interval()`; each SIMD issues at
-// most one instruction per cycle, choosing the ready wave that has waited longest. A `wait` instruction waits for the wave's LDS results.
+// most one instruction per cycle, choosing the ready wave that has waited longest. A `wait`
+// instruction waits for the wave's LDS results.
 // Contract: deterministic; throws std::invalid_argument when waves_per_simd exceeds the slots.
 IssueResult run_on_cu(const arch::GpuSpec& gpu, const SimdIssueRules& rules, const std::vector<Instr>& body,
                       std::uint32_t waves_per_simd, std::uint32_t iterations);
