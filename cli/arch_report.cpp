@@ -9,12 +9,6 @@ namespace attnsim::cli {
 using report::fixed;
 using report::TextTable;
 namespace {
-// "; measured GEMM 1207 MHz" where the config records a published clock for the data type.
-std::string measured_note(const arch::GpuSpec& s, arch::Dtype dt) {
-  const auto& m = s.clock.measured_matrix[static_cast<std::size_t>(dt)];
-  return m ? "; measured GEMM " + report::fixed(m->value / 1e6, 0) + " MHz" : std::string();
-}
-
 
 using arch::Dtype;
 using nlohmann::json;
@@ -23,6 +17,11 @@ double tera(double v) { return v / 1e12; }
 double mega(double v) { return v / 1e6; }
 
 std::string tbps(arch::BytesPerSecond bw) { return fixed(tera(bw.value), 1) + " TB/s"; }
+
+// The config's published GEMM clock for the data type (clock.measured.matrix_*), if any.
+const std::optional<arch::Hertz>& measured_gemm_clock(const arch::GpuSpec& s, Dtype dt) {
+  return s.clock.measured_matrix[static_cast<std::size_t>(dt)];
+}
 
 }  // namespace
 
@@ -50,8 +49,8 @@ json arch_json(const arch::LoadedArch& loaded, const arch::DerivedFigures& d) {
                         {"sustained_power_limited", m.sustained.power_limited},
                         {"sustained_power_w", m.sustained.power.value},
                         {"sustained_tflops", tera(m.sustained_flops)}};
-    const auto& measured = s.clock.measured_matrix[static_cast<std::size_t>(m.dtype)];
-    dj["matrix"][dt]["measured_gemm_clock_mhz"] = measured ? nlohmann::json(mega(measured->value)) : nlohmann::json(nullptr);
+    const auto& measured = measured_gemm_clock(s, m.dtype);
+    dj["matrix"][dt]["measured_gemm_clock_mhz"] = measured ? json(mega(measured->value)) : json(nullptr);
   }
   dj["exp_per_clk_per_cu"] = d.exp_per_clk_per_cu;
   dj["exp_tera_per_s"] = tera(d.exp_per_s);
@@ -102,13 +101,14 @@ std::string arch_text(const arch::LoadedArch& loaded, const arch::DerivedFigures
                                    (s.clock.engine_pinned ? "; pinned at " + arch::format(*s.clock.engine_pinned) : "")});
   for (const auto& m : d.matrix) {
     const std::string dt(arch::to_string(m.dtype));
+    const auto& measured = measured_gemm_clock(s, m.dtype);
     compute.add({dt + " matrix", fixed(tera(m.peak_flops), 1) + " TFLOP/s peak at " + arch::format(s.clock.matrix_max),
                  fixed(tera(m.sustained_flops), 1) + " TFLOP/s at " + fixed(mega(m.sustained.clock.value), 0) +
                      " MHz sustained (" +
                      (s.clock.engine_pinned        ? std::string("pinned")
                       : m.sustained.power_limited ? "power-limited at " + arch::format(s.clock.power_limit)
                                                   : std::string("clock cap")) +
-                     ")" + measured_note(s, m.dtype)});
+                     ")" + (measured ? "; measured GEMM " + fixed(mega(measured->value), 0) + " MHz" : std::string())});
   }
   compute.add({"exp (transcendental)", fixed(d.exp_per_clk_per_cu, 0) + "/clk/CU = " + fixed(tera(d.exp_per_s), 2) +
                                            " T/s at max clock"});

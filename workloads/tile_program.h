@@ -49,7 +49,9 @@ struct OpCost {
   // Instructions that take only the wave's issue turns (SALU and SMEM, branches, s_waitcnt, LDS
   // and vector-memory instructions; s_nop as its wait states), no VALU or matrix pipe time.
   std::uint32_t issue_only = 0;
-  std::uint64_t instructions() const { return mfma + valu + trans + barriers + issue_only; }
+  // Pipe instructions and barriers (a body's critical path). Issue-only instructions are left out:
+  // counted from a code object they include its s_barriers, which `barriers` counts already.
+  std::uint64_t instructions() const { return mfma + valu + trans + barriers; }
 };
 
 // A dependence on an operation `distance` iterations earlier (loop-carried).
