@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/host_prefetch.h"
+
 namespace attnsim::sim {
 
 // The number of units set in a mask: the POPCNT instruction where the build targets it
@@ -45,6 +47,9 @@ class GroupCache {
   template <class OnEvict>
   std::uint64_t access(std::uint64_t key, const GroupShape& shape, std::uint64_t mask, std::uint64_t fill,
                        std::uint64_t dirty, OnEvict&& on_evict);
+  // Hints that group `key` is about to be accessed: its table slot is fetched into the host's cache
+  // ahead of the probe. No effect on results.
+  void prefetch(std::uint64_t key) const { prefetch_host_line(&table_[slot_of(key)]); }
   // Calls f(key, shape, dirty_units) for every group with dirty units, then drops every group.
   template <class F>
   void flush_and_invalidate(F&& f);

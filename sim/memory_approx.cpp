@@ -32,8 +32,10 @@ std::uint64_t fetched_units(std::uint32_t first, std::uint32_t offset, std::uint
 }  // namespace
 
 void MemoryPath::evict_group(std::uint32_t inst, std::uint64_t key, const GroupShape& shape, std::uint64_t dirty) {
-  for_each_line(key, shape, dirty, [&](std::uint64_t line, std::uint64_t units, std::uint32_t) {
-    mall_group_access(key, shape, units, 0);  // the write-through refreshes a line the MALL holds
+  // The write-through refreshes the lines the MALL holds (once for the group: the same outcome as
+  // once per line, since a refresh neither fills nor evicts).
+  mall_group_access(key, shape, dirty, 0);
+  for_each_line(key, shape, dirty, [&](std::uint64_t line, std::uint64_t, std::uint32_t) {
     victims_.push_back(Victim{l2_channel(inst, line), line});
   });
 }
@@ -50,6 +52,7 @@ MemoryPath::FillSummary MemoryPath::fill_spans(std::uint32_t xcd, std::uint32_t 
   const auto on_evict = [&](std::uint64_t key, const GroupShape& shape, std::uint64_t dirty) {
     evict_group(inst, key, shape, dirty);
   };
+  prefetch_groups(inst, spans, n);
   Tick latency_sum = 0;
   bool reached_l2 = false, fetched = false, from_hbm = false;
   const Tick hit_latency = l1_latency_ + l2_latency_;
@@ -189,6 +192,7 @@ BatchTiming MemoryPath::atomic_spans(std::uint32_t xcd, const RowSpan* spans, st
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
   if (l2_atomics_) return time_l2_atomic_batch(inst, t, fill_spans(xcd, 0, spans, n, c, true), c);
   bool mall_missed = false;
+  prefetch_groups(inst, spans, n);
   for (std::size_t i = 0; i < n; ++i) {
     for_each_group(spans[i], [&](std::uint64_t key, const GroupShape& shape, std::uint64_t units, std::uint64_t lo,
                                  std::uint64_t hi) {

@@ -251,6 +251,16 @@ class MemoryPath {
   std::uint64_t mall_group_access(std::uint64_t key, const GroupShape& shape, std::uint64_t mask, std::uint64_t fill) {
     return mall_groups_ ? mall_groups_->access(key, shape, mask, fill, 0, [](auto&&...) {}) : 0;
   }
+  // Fetches the L2's (instance `inst`) and the MALL's table slots of every group the spans touch
+  // into the host's cache, ahead of their probes (the MALL's table is larger than the host's L2).
+  void prefetch_groups(std::uint32_t inst, const RowSpan* spans, std::size_t n) const {
+    for (std::size_t i = 0; i < n; ++i) {
+      for_each_group(spans[i], [&](std::uint64_t key, const GroupShape&, std::uint64_t, std::uint64_t, std::uint64_t) {
+        l2_groups_[inst].prefetch(key);
+        if (mall_groups_) mall_groups_->prefetch(key);
+      });
+    }
+  }
   // Calls f(line_address, line_units, first_unit) for each L2 line with units in `units`:
   // line_units = units & (3 << first_unit), its first 64 B unit being first_unit.
   template <class F>
