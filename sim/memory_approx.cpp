@@ -31,6 +31,40 @@ std::uint64_t fetched_units(std::uint32_t first, std::uint32_t offset, std::uint
 }
 }  // namespace
 
+void MemoryPath::add_memory_side(std::uint64_t key, const GroupShape& shape, std::uint64_t mall, std::uint64_t hbm,
+                                 std::uint64_t hbm_more) {
+  MemorySideChannels side(*this);
+  const std::uint64_t row_bytes = 64 * std::uint64_t{shape.units_per_row};
+  const auto put = [&](std::uint64_t address, std::uint64_t in) {  // `in`: the units concerned
+    side.of(address);
+    if (has_mall_) mall_demand_.add(side.mall, 64 * count_units(mall & in));
+    hbm_demand_.add(side.hbm, 64 * (count_units(hbm & in) + count_units(hbm_more & in)));
+  };
+  const std::uint32_t per_row = shape.units_per_row;
+  const std::uint64_t row_mask = per_row == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << per_row) - 1;
+  std::uint64_t units = mall | hbm | hbm_more;
+  std::uint64_t row = key;
+  for (std::uint32_t first = 0; units; first += per_row, row += shape.stride) {
+    const std::uint64_t in_row = units & (row_mask << first);
+    if (!in_row) continue;
+    units &= ~in_row;
+    if (interleave_.mod(row) + row_bytes <= interleave_.value()) {
+      put(row, in_row);
+      continue;
+    }
+    for (std::uint64_t starts = line_starts(in_row); starts; starts &= starts - 1) {
+      const auto u = static_cast<std::uint32_t>(__builtin_ctzll(starts));
+      put(row + 64 * std::uint64_t{u - first}, in_row & (std::uint64_t{3} << u));
+    }
+  }
+}
+
+void MemoryPath::spread_on_channels(ChannelDemand& demand, std::uint32_t inst, std::uint64_t bytes) {
+  if (bytes == 0) return;
+  const std::uint32_t channels = gpu_->l2.channels;
+  for (std::uint32_t k = 0; k < channels; ++k) demand.add(inst * channels + k, bytes / channels + (k < bytes % channels));
+}
+
 void MemoryPath::evict_group(std::uint32_t inst, std::uint64_t key, const GroupShape& shape, std::uint64_t dirty) {
   // The write-through refreshes the lines the MALL holds (once for the group: the same outcome as
   // once per line, since a refresh neither fills nor evicts).
@@ -56,6 +90,7 @@ MemoryPath::FillSummary MemoryPath::fill_spans(std::uint32_t xcd, std::uint32_t 
   Tick latency_sum = 0;
   bool reached_l2 = false, fetched = false, from_hbm = false;
   const Tick hit_latency = l1_latency_ + l2_latency_;
+  std::uint64_t spread_l2 = 0, spread_link = 0;
   for (std::size_t i = 0; i < n; ++i) {
     for_each_group(spans[i], [&](std::uint64_t key, const GroupShape& shape, std::uint64_t units, std::uint64_t lo,
                                  std::uint64_t hi) {
@@ -97,22 +132,17 @@ MemoryPath::FillSummary MemoryPath::fill_spans(std::uint32_t xcd, std::uint32_t 
       std::uint64_t fetch = 0;
       if (hi == ~std::uint64_t{0} && mall_groups_) {
         // Rows of whole lines: every request is a line, every miss one 128 B request (the sector
-        // rule's outcome for a whole line); count them per group, put each line on its channels.
+        // rule's outcome for a whole line); count them per group, their L2 and link bytes spread
+        // over the XCD's channels at the batch's end, each fetched line on its memory-side channel.
         const std::uint64_t misses = line_starts(request) & ~line_starts(request & hits);
         const std::uint64_t miss_lines = lines - hit_lines;
         c.add_request(atomic, 128 * lines, 4 * lines);
         c.ea_rdreq += miss_lines;
         c.ea_rdreq_128b += miss_lines;
         fetch = misses | (misses << 1);
-        MemorySideChannels side(*this);
-        for_each_line(key, shape, request, [&](std::uint64_t line, std::uint64_t, std::uint32_t first) {
-          const std::uint32_t ch = l2_channel(inst, line);
-          l2_demand_.add(ch, 128);
-          if (!((misses >> first) & 1)) return;
-          link_demand_.add(ch, 128);
-          side.of(line);
-          mall_demand_.add(side.mall, 128);
-        });
+        spread_l2 += 128 * lines;
+        spread_link += 128 * miss_lines;
+        add_memory_side(key, shape, fetch, 0, 0);
       } else {
         for_each_line(key, shape, request, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t first) {
           const LineRange r = line_range(key, line, lo, hi);
@@ -148,13 +178,12 @@ MemoryPath::FillSummary MemoryPath::fill_spans(std::uint32_t xcd, std::uint32_t 
       const auto hbm_lines = count_units(line_starts(missed));
       latency_sum += static_cast<Tick>(fetched_lines) * (hit_latency + mall_latency_) + static_cast<Tick>(hbm_lines) * hbm_latency_;
       if (missed) from_hbm = true;
-      for_each_line(key, shape, missed, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t) {
-        const auto hbm = 64 * count_units(line_units);
-        c.hbm_read_bytes += hbm;
-        hbm_demand_.add(hbm_channel(line), hbm);
-      });
+      c.hbm_read_bytes += 64 * count_units(missed);
+      add_memory_side(key, shape, 0, missed, 0);
     });
   }
+  spread_on_channels(l2_demand_, inst, spread_l2);
+  spread_on_channels(link_demand_, inst, spread_link);
   return FillSummary{latency_sum, reached_l2, fetched, from_hbm};
 }
 
@@ -192,6 +221,7 @@ BatchTiming MemoryPath::atomic_spans(std::uint32_t xcd, const RowSpan* spans, st
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
   if (l2_atomics_) return time_l2_atomic_batch(inst, t, fill_spans(xcd, 0, spans, n, c, true), c);
   bool mall_missed = false;
+  std::uint64_t spread_l2 = 0, spread_link = 0;
   prefetch_groups(inst, spans, n);
   for (std::size_t i = 0; i < n; ++i) {
     for_each_group(spans[i], [&](std::uint64_t key, const GroupShape& shape, std::uint64_t units, std::uint64_t lo,
@@ -213,6 +243,15 @@ BatchTiming MemoryPath::atomic_spans(std::uint32_t xcd, const RowSpan* spans, st
       if (missed) mall_missed = true;
       // Both chunks of a line lie in one interleave chunk of the memory side: one MALL and HBM
       // channel, the same for every line of the chunk (found once per chunk).
+      if (hi == ~std::uint64_t{0}) {
+        // Rows of whole lines: each line a 128 B request, both its chunks written; the L2 and link
+        // bytes spread over the XCD's channels at the batch's end.
+        c.add_request(true, 128 * lines, 4 * lines);
+        spread_l2 += 128 * lines;
+        spread_link += 64 * chunks;
+        add_memory_side(key, shape, units, units, missed);
+        return;
+      }
       MemorySideChannels side(*this);
       for_each_line(key, shape, units, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t) {
         const LineRange r = line_range(key, line, lo, hi);
@@ -228,6 +267,8 @@ BatchTiming MemoryPath::atomic_spans(std::uint32_t xcd, const RowSpan* spans, st
       });
     });
   }
+  spread_on_channels(l2_demand_, inst, spread_l2);
+  spread_on_channels(link_demand_, inst, spread_link);
   return time_atomic_batch(t, mall_missed);
 }
 

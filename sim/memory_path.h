@@ -243,6 +243,11 @@ class MemoryPath {
   BatchTiming time_write_batch(std::uint32_t inst, Tick t, std::size_t requests, TrafficCounters& c);
   // `mall_missed`: a chunk's read missed the memory-side cache (its acknowledgement waits for HBM).
   BatchTiming time_atomic_batch(Tick t, bool mall_missed);
+  // The approximate mode's L2-side demand of a batch's rows of whole lines: `bytes` spread evenly
+  // over the channels of L2 instance `inst` (the remainder one byte each on the first channels).
+  // The folded hash maps every aligned block of as many lines as channels onto each channel once,
+  // so a tile's rows fall evenly on them (docs/model.md, approximate mode).
+  void spread_on_channels(ChannelDemand& demand, std::uint32_t inst, std::uint64_t bytes);
   // A dirty L2 group leaves the approximate L2: the MALL sees the write-through of each dirty line,
   // and each line is queued for write-back.
   void evict_group(std::uint32_t inst, std::uint64_t key, const GroupShape& shape, std::uint64_t dirty);
@@ -261,6 +266,16 @@ class MemoryPath {
       });
     }
   }
+  // Calls f(address, units_of_row) for each row of group `key` with units in `units` (the row's
+  // units shifted to bit 0, its first unit at `address`).
+  template <class F>
+  static void for_each_row(std::uint64_t key, const GroupShape& shape, std::uint64_t units, F&& f);
+  // Puts the units of group `key` on their memory-side channels, 64 B each: `mall` on the MALL
+  // channels (without a MALL, nowhere), `hbm` and `hbm_more` (counted twice where both hold a unit)
+  // on the HBM channels; a row at a time where it lies in one interleave chunk, else line by line.
+  // The same totals, first touched in the same order, as line by line.
+  void add_memory_side(std::uint64_t key, const GroupShape& shape, std::uint64_t mall, std::uint64_t hbm,
+                       std::uint64_t hbm_more);
   // Calls f(line_address, line_units, first_unit) for each L2 line with units in `units`:
   // line_units = units & (3 << first_unit), its first 64 B unit being first_unit.
   template <class F>
@@ -331,6 +346,19 @@ void MemoryPath::for_each_line(std::uint64_t key, const GroupShape& shape, std::
       in_row &= in_row - 1;
       f(row_key + (u - first) * std::uint64_t{64}, units & (std::uint64_t{3} << u), u);
     }
+  }
+}
+
+template <class F>
+void MemoryPath::for_each_row(std::uint64_t key, const GroupShape& shape, std::uint64_t units, F&& f) {
+  const std::uint32_t per_row = shape.units_per_row;
+  const std::uint64_t row_mask = per_row == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << per_row) - 1;
+  std::uint64_t row_key = key;
+  for (std::uint32_t first = 0; units; first += per_row, row_key += shape.stride) {
+    const std::uint64_t in_row = (units >> first) & row_mask;
+    if (!in_row) continue;
+    units &= ~(row_mask << first);
+    f(row_key, in_row);
   }
 }
 
