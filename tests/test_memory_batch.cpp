@@ -108,3 +108,37 @@ TEST_CASE("a batch of HBM reads ends when its busiest channel is done plus every
   // Eight lines 4 KiB apart fall on distinct channels (the folded interleave): served side by side.
   CHECK(finish(4096) < alone + 128'000);
 }
+
+TEST_CASE("the approximate mode spreads a tile's L2 bytes evenly over the XCD's channels (by hand)") {
+  // K tiles of one head in BSHD: 256 B rows 2 KiB apart (lines 16 r and 16 r + 1). MI300X at 1 GHz:
+  // 16 L2 channels of 128 B per clock, L1 118 and L2 90 cycles of latency. The folded hash puts
+  // line x on channel (x ^ h) mod 16, h from x's 128-line block: rows 8k..8k+7 share block k, so
+  // their 16 lines land on channels k and k ^ 1 only.
+  const auto& gpu = test::gpu("mi300x");
+  const auto second_read = [&](std::uint32_t rows, TagMode mode) {
+    MemoryPath path(gpu, 1e9, mode);
+    std::vector<LineRequest> lines;
+    for (std::uint64_t r = 0; r < rows; ++r) {
+      for (std::uint64_t l = 0; l < 2; ++l) lines.push_back(LineRequest{r * 2048 + l * 128, 0, 128});
+    }
+    const RowSpan span{0, 256, 2048, rows, 0};
+    TrafficCounters c;
+    const auto read = [&](std::uint32_t cu, Tick t) {
+      return mode == TagMode::exact ? path.read_batch(0, cu, lines.data(), lines.size(), t, c)
+                                    : path.read_spans(0, cu, &span, 1, t, c);
+    };
+    read(0, 0);                          // CU 0 brings the tile into the L2
+    const Tick t = 100'000'000;          // long after
+    const Tick end = read(1, t).finish;  // CU 1 (same XCD): its L1 misses, every line hits the L2
+    CHECK(c.tcc_hit == 2 * rows);
+    return (end - t) / 1000 - 118 - 90;  // clocks on the busiest L2 channel
+  };
+  // A whole tile of 128 rows: blocks 0..15 take channel pairs (k, k ^ 1), 16 lines on every channel,
+  // in both modes.
+  CHECK(second_read(128, TagMode::exact) == 16);
+  CHECK(second_read(128, TagMode::approximate) == 16);
+  // 16 rows: the exact hash puts all 32 lines on channels 0 and 1 (16 clocks); the approximate mode
+  // spreads them, 2 lines a channel (docs/model.md, approximate mode: its departure on small batches).
+  CHECK(second_read(16, TagMode::exact) == 16);
+  CHECK(second_read(16, TagMode::approximate) == 2);
+}
