@@ -195,12 +195,29 @@ BatchTiming MemoryPath::write_spans(std::uint32_t xcd, const RowSpan* spans, std
     evict_group(inst, key, shape, dirty);
   };
   std::size_t requests = 0;
+  std::uint64_t spread_l2 = 0;
   for (std::size_t i = 0; i < n; ++i) {
     for_each_group(spans[i], [&](std::uint64_t key, const GroupShape& shape, std::uint64_t units, std::uint64_t lo,
                                  std::uint64_t hi) {
       // Write-allocate without a fill: the line is present and dirty.
       const std::uint64_t request = whole_lines(units);
       const std::uint64_t hits = l2.access(key, shape, request, request, request, on_evict);
+      if (hi == ~std::uint64_t{0} && mall_groups_) {
+        // Rows of whole lines: each line a 128 B write request, hit if the L2 held a unit of it;
+        // counted per group, the bytes spread over the XCD's channels at the batch's end.
+        const auto lines = count_units(line_starts(request));
+        const auto hit_lines = count_units(line_starts(request & hits));
+        c.tcp_accesses += lines;
+        c.tcp_tcc_write_req += lines;
+        c.requested_write_bytes += 128 * lines;
+        c.write_sectors += 4 * lines;
+        c.tcc_req += lines;
+        c.tcc_hit += hit_lines;
+        c.tcc_miss += lines - hit_lines;
+        spread_l2 += 128 * lines;
+        requests += lines;
+        return;
+      }
       for_each_line(key, shape, request, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t) {
         const LineRange r = line_range(key, line, lo, hi);
         write_l1(c);
@@ -213,6 +230,7 @@ BatchTiming MemoryPath::write_spans(std::uint32_t xcd, const RowSpan* spans, std
       });
     });
   }
+  spread_on_channels(l2_demand_, inst, spread_l2);
   return time_write_batch(inst, t, requests, c);
 }
 
