@@ -40,23 +40,16 @@ void MemoryPath::add_memory_side(std::uint64_t key, const GroupShape& shape, std
     if (has_mall_) mall_demand_.add(side.mall, 64 * count_units(mall & in));
     hbm_demand_.add(side.hbm, 64 * (count_units(hbm & in) + count_units(hbm_more & in)));
   };
-  const std::uint32_t per_row = shape.units_per_row;
-  const std::uint64_t row_mask = per_row == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << per_row) - 1;
-  std::uint64_t units = mall | hbm | hbm_more;
-  std::uint64_t row = key;
-  for (std::uint32_t first = 0; units; first += per_row, row += shape.stride) {
-    const std::uint64_t in_row = units & (row_mask << first);
-    if (!in_row) continue;
-    units &= ~in_row;
+  for_each_row(key, shape, mall | hbm | hbm_more, [&](std::uint64_t row, std::uint64_t in_row, std::uint32_t) {
     if (interleave_.mod(row) + row_bytes <= interleave_.value()) {
       put(row, in_row);
-      continue;
+      return;
     }
-    for (std::uint64_t starts = line_starts(in_row); starts; starts &= starts - 1) {
-      const auto u = static_cast<std::uint32_t>(__builtin_ctzll(starts));
-      put(row + 64 * std::uint64_t{u - first}, in_row & (std::uint64_t{3} << u));
-    }
-  }
+    // A row across interleave chunks: line by line.
+    for_each_line(key, shape, in_row, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t) {
+      put(line, line_units);
+    });
+  });
 }
 
 void MemoryPath::spread_on_channels(ChannelDemand& demand, std::uint32_t inst, std::uint64_t bytes) {
@@ -259,8 +252,6 @@ BatchTiming MemoryPath::atomic_spans(std::uint32_t xcd, const RowSpan* spans, st
       c.hbm_write_bytes += 64 * chunks;
       c.hbm_read_bytes += 64 * count_units(missed);
       if (missed) mall_missed = true;
-      // Both chunks of a line lie in one interleave chunk of the memory side: one MALL and HBM
-      // channel, the same for every line of the chunk (found once per chunk).
       if (hi == ~std::uint64_t{0}) {
         // Rows of whole lines: each line a 128 B request, both its chunks written; the L2 and link
         // bytes spread over the XCD's channels at the batch's end.
@@ -270,6 +261,8 @@ BatchTiming MemoryPath::atomic_spans(std::uint32_t xcd, const RowSpan* spans, st
         add_memory_side(key, shape, units, units, missed);
         return;
       }
+      // Both chunks of a line lie in one interleave chunk of the memory side: one MALL and HBM
+      // channel, the same for every line of the chunk (found once per chunk).
       MemorySideChannels side(*this);
       for_each_line(key, shape, units, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t) {
         const LineRange r = line_range(key, line, lo, hi);

@@ -266,8 +266,8 @@ class MemoryPath {
       });
     }
   }
-  // Calls f(address, units_of_row) for each row of group `key` with units in `units` (the row's
-  // units shifted to bit 0, its first unit at `address`).
+  // Calls f(row_address, row_units, first_unit) for each row of group `key` with units in `units`:
+  // row_units = the units of `units` in that row (in place), the row's first unit being first_unit.
   template <class F>
   static void for_each_row(std::uint64_t key, const GroupShape& shape, std::uint64_t units, F&& f);
   // Puts the units of group `key` on their memory-side channels, 64 B each: `mall` on the MALL
@@ -332,34 +332,28 @@ class MemoryPath {
 inline std::uint64_t line_starts(std::uint64_t units) { return (units | (units >> 1)) & 0x5555555555555555ull; }
 
 template <class F>
-void MemoryPath::for_each_line(std::uint64_t key, const GroupShape& shape, std::uint64_t units, F&& f) {
-  std::uint64_t lines = line_starts(units);  // rows hold whole lines
-  // Row by row (no division per line): row r holds units [r per_row, (r + 1) per_row).
+void MemoryPath::for_each_row(std::uint64_t key, const GroupShape& shape, std::uint64_t units, F&& f) {
+  // Row by row (no division per unit): row r holds units [r per_row, (r + 1) per_row).
   const std::uint32_t per_row = shape.units_per_row;
   const std::uint64_t row_mask = per_row == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << per_row) - 1;
-  std::uint64_t row_key = key;
-  for (std::uint32_t first = 0; lines; first += per_row, row_key += shape.stride) {
-    std::uint64_t in_row = lines & (row_mask << first);
-    lines &= ~in_row;
-    while (in_row) {
-      const auto u = static_cast<std::uint32_t>(__builtin_ctzll(in_row));
-      in_row &= in_row - 1;
-      f(row_key + (u - first) * std::uint64_t{64}, units & (std::uint64_t{3} << u), u);
-    }
+  std::uint64_t row = key;
+  for (std::uint32_t first = 0; units; first += per_row, row += shape.stride) {
+    const std::uint64_t in_row = units & (row_mask << first);
+    if (!in_row) continue;
+    units &= ~in_row;
+    f(row, in_row, first);
   }
 }
 
 template <class F>
-void MemoryPath::for_each_row(std::uint64_t key, const GroupShape& shape, std::uint64_t units, F&& f) {
-  const std::uint32_t per_row = shape.units_per_row;
-  const std::uint64_t row_mask = per_row == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << per_row) - 1;
-  std::uint64_t row_key = key;
-  for (std::uint32_t first = 0; units; first += per_row, row_key += shape.stride) {
-    const std::uint64_t in_row = (units >> first) & row_mask;
-    if (!in_row) continue;
-    units &= ~(row_mask << first);
-    f(row_key, in_row);
-  }
+void MemoryPath::for_each_line(std::uint64_t key, const GroupShape& shape, std::uint64_t units, F&& f) {
+  // Rows hold whole lines: each line's first unit, row by row.
+  for_each_row(key, shape, line_starts(units), [&](std::uint64_t row, std::uint64_t starts, std::uint32_t first) {
+    for (; starts; starts &= starts - 1) {
+      const auto u = static_cast<std::uint32_t>(__builtin_ctzll(starts));
+      f(row + (u - first) * std::uint64_t{64}, units & (std::uint64_t{3} << u), u);
+    }
+  });
 }
 
 template <class F>
