@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/bandwidth_server.h"
+#include "sim/server_bank.h"
 
 namespace attnsim::sim {
 
@@ -24,7 +25,9 @@ class ChannelDemand {
     if (bytes_[channel] == 0) touched_.push_back(channel);
     bytes_[channel] += bytes;
   }
-  bool empty() const { return touched_.empty(); }
+  // Bytes spread evenly over all the channels of a ServerBank (the approximate mode's memory side).
+  void add_even(std::uint64_t bytes) { even_ += bytes; }
+  bool empty() const { return touched_.empty() && even_ == 0; }
   // Serves each touched channel's bytes on servers[channel], all arriving at `t`; returns when the
   // last of them is served (`t` when the batch touched none).
   Tick serve(std::vector<BandwidthServer>& servers, Tick t) {
@@ -36,10 +39,23 @@ class ChannelDemand {
     touched_.clear();
     return end;
   }
+  // The same on a bank: the even bytes first (one pass over no channel), then each touched channel.
+  Tick serve(ServerBank& bank, Tick t) {
+    Tick end = t;
+    if (even_) end = bank.serve_each(t, even_);
+    even_ = 0;
+    for (std::uint32_t ch : touched_) {
+      end = std::max(end, bank.serve(ch, t, bytes_[ch]));
+      bytes_[ch] = 0;
+    }
+    touched_.clear();
+    return end;
+  }
 
  private:
   std::vector<std::uint64_t> bytes_;
   std::vector<std::uint32_t> touched_;
+  std::uint64_t even_ = 0;
 };
 
 }  // namespace attnsim::sim

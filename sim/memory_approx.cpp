@@ -123,6 +123,7 @@ MemoryPath::FillSummary MemoryPath::fill_spans(std::uint32_t xcd, std::uint32_t 
       c.tcc_miss += lines - hit_lines;
       latency_sum += static_cast<Tick>(hit_lines) * hit_latency;
       std::uint64_t fetch = 0;
+      bool whole = false;
       if (hi == ~std::uint64_t{0} && mall_groups_) {
         // Rows of whole lines: every request is a line, every miss one 128 B request (the sector
         // rule's outcome for a whole line); count them per group, their L2 and link bytes spread
@@ -135,7 +136,7 @@ MemoryPath::FillSummary MemoryPath::fill_spans(std::uint32_t xcd, std::uint32_t 
         fetch = misses | (misses << 1);
         spread_l2 += 128 * lines;
         spread_link += 128 * miss_lines;
-        add_memory_side(key, shape, fetch, 0, 0);
+        whole = true;
       } else {
         for_each_line(key, shape, request, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t first) {
           const LineRange r = line_range(key, line, lo, hi);
@@ -172,7 +173,13 @@ MemoryPath::FillSummary MemoryPath::fill_spans(std::uint32_t xcd, std::uint32_t 
       latency_sum += static_cast<Tick>(fetched_lines) * (hit_latency + mall_latency_) + static_cast<Tick>(hbm_lines) * hbm_latency_;
       if (missed) from_hbm = true;
       c.hbm_read_bytes += 64 * count_units(missed);
-      add_memory_side(key, shape, 0, missed, 0);
+      if (!whole) {
+        add_memory_side(key, shape, 0, missed, 0);
+        return;
+      }
+      // Rows of whole lines: their MALL and HBM bytes spread evenly over the channels (docs/model.md).
+      mall_demand_.add_even(64 * count_units(fetch));
+      hbm_demand_.add_even(64 * count_units(missed));
     });
   }
   spread_on_channels(l2_demand_, inst, spread_l2);
@@ -258,7 +265,8 @@ BatchTiming MemoryPath::atomic_spans(std::uint32_t xcd, const RowSpan* spans, st
         c.add_request(true, 128 * lines, 4 * lines);
         spread_l2 += 128 * lines;
         spread_link += 64 * chunks;
-        add_memory_side(key, shape, units, units, missed);
+        if (has_mall_) mall_demand_.add_even(64 * chunks);
+        hbm_demand_.add_even(64 * (chunks + count_units(missed)));
         return;
       }
       // Both chunks of a line lie in one interleave chunk of the memory side: one MALL and HBM

@@ -62,10 +62,9 @@ MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz, TagMode mode)
       }
       mall_groups_.emplace(gpu.mall.size.value, static_cast<std::uint32_t>(gpu.mall.size.value / (64 * 16)));
     }
-    mall_ch_.assign(gpu.mall.channels,
-                    BandwidthServer(static_cast<double>(gpu.mall.bandwidth.value) * gpu.clock.fabric.value));
+    mall_ch_ = ServerBank(gpu.mall.channels, static_cast<double>(gpu.mall.bandwidth.value) * gpu.clock.fabric.value);
   }
-  hbm_ch_.assign(gpu.hbm.channels, BandwidthServer(gpu.hbm.peak_bandwidth.value / gpu.hbm.channels));
+  hbm_ch_ = ServerBank(gpu.hbm.channels, gpu.hbm.peak_bandwidth.value / gpu.hbm.channels);
 }
 
 void MemoryPath::set_engine_clock(double engine_hz) {
@@ -133,8 +132,8 @@ Tick MemoryPath::read_latency(const ReadRoute& r) const {
 }
 
 Tick MemoryPath::time_fetch(const Fetch& f, Tick t) {
-  if (has_mall_) t = mall_ch_[mall_channel(f.address)].serve(t, f.size);
-  return f.hbm_bytes ? hbm_ch_[hbm_channel(f.address)].serve(t, f.hbm_bytes) : t;
+  if (has_mall_) t = mall_ch_.serve(mall_channel(f.address), t, f.size);
+  return f.hbm_bytes ? hbm_ch_.serve(hbm_channel(f.address), t, f.hbm_bytes) : t;
 }
 
 Tick MemoryPath::read(std::uint32_t xcd, std::uint32_t cu, std::uint64_t line_address, std::uint32_t lo,
@@ -190,7 +189,7 @@ Tick MemoryPath::atomic(std::uint32_t xcd, std::uint64_t line_address, std::uint
   // memory side once the chunk is read (from HBM on a MALL miss) and summed.
   route_atomic_chunks(line_address, lo, hi, c, [&](const Fetch& f) {
     const Tick read = time_fetch(f, link_[ch].serve(at, 64));
-    done = std::max(done, hbm_ch_[hbm_channel(f.address)].serve(read, 64));
+    done = std::max(done, hbm_ch_.serve(hbm_channel(f.address), read, 64));
     mall_missed = mall_missed || f.hbm_bytes > 0;
   });
   return done + atomic_ack_latency(mall_missed);
@@ -213,10 +212,10 @@ Tick MemoryPath::write_back(std::uint32_t inst, std::uint64_t line_address, Tick
   c.ea_wrreq_64b += 2;
   c.hbm_write_bytes += line_;
   Tick at = link_[ch].serve(t, line_);
-  if (has_mall_) at = mall_ch_[mall_channel(line_address)].serve(at, line_);
+  if (has_mall_) at = mall_ch_.serve(mall_channel(line_address), at, line_);
   // A write-through refreshes a MALL line it finds (the approximate mode does so in evict_group).
   if (mall_) mall_->access(line_address, line_, true, [](std::uint64_t, std::uint64_t) {}, [](std::uint64_t) {});
-  return hbm_ch_[hbm_channel(line_address)].serve(at, line_);
+  return hbm_ch_.serve(hbm_channel(line_address), at, line_);
 }
 
 Tick MemoryPath::end_kernel(Tick t, std::vector<TrafficCounters>& per_xcd) {
@@ -243,8 +242,8 @@ LevelBusy MemoryPath::busy() const {
   for (const auto& s : l2_read_) b.l2 += s.busy();
   for (const auto& s : l2_write_) b.l2 += s.busy();
   for (const auto& s : link_) b.link += s.busy();
-  for (const auto& s : mall_ch_) b.mall += s.busy();
-  for (const auto& s : hbm_ch_) b.hbm += s.busy();
+  b.mall += mall_ch_.busy();
+  b.hbm += hbm_ch_.busy();
   b.l2_channels = static_cast<std::uint32_t>(l2_read_.size());
   b.links = static_cast<std::uint32_t>(link_.size());
   b.mall_channels = static_cast<std::uint32_t>(mall_ch_.size());

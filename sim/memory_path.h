@@ -15,6 +15,7 @@
 #include "sim/bandwidth_server.h"
 #include "sim/cache.h"
 #include "sim/channel_demand.h"
+#include "sim/server_bank.h"
 #include "sim/counters.h"
 #include "sim/divisor.h"
 #include "sim/group_cache.h"
@@ -318,7 +319,8 @@ class MemoryPath {
   std::optional<GroupCache> mall_groups_;   // approximate mode
   std::vector<Tick> writeback_queue_;             // per L2 channel: completion of each queue slot's write-back
   std::vector<std::uint32_t> writeback_next_;      // per L2 channel: the oldest slot
-  std::vector<BandwidthServer> l2_read_, l2_write_, link_, mall_ch_, hbm_ch_;  // l2_*, link_: instance x channel
+  std::vector<BandwidthServer> l2_read_, l2_write_, link_;  // instance x channel
+  ServerBank mall_ch_, hbm_ch_;
   // A batch's demand on each level (scratch of the batch forms).
   ChannelDemand l2_demand_, link_demand_, mall_demand_, hbm_demand_;
   struct Victim {

@@ -1,0 +1,52 @@
+// A bank of equal first-come, first-served channels (the MALL's or HBM's) that can also serve a
+// batch spread evenly over all of them in constant time.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "sim/bandwidth_server.h"
+
+namespace attnsim::sim {
+
+// `channels` servers of `bytes_per_second` each. Contract: serve(ch, ...) times channel `ch` exactly
+// as a BandwidthServer would; serve_each(t, bytes) is the same as serving bytes / channels on every
+// channel at `t` (the per-channel time rounded once, to the nearest picosecond) and returns when the
+// last channel is through, in constant time. busy() sums every channel's busy time.
+//
+// How: channel ch is free at max(own[ch] + shift, floor). Serving d on every channel at t makes
+// each max(t, free) + d = max(own[ch] + shift + d, max(t, floor) + d), so it adds d to `shift` and
+// sets `floor` to max(t, floor) + d without visiting the channels.
+class ServerBank {
+ public:
+  ServerBank() = default;
+  ServerBank(std::size_t channels, double bytes_per_second)
+      : own_(channels, 0), ps_per_byte_(1e12 / bytes_per_second) {}
+
+  std::size_t size() const { return own_.size(); }
+  Tick free_at(std::uint32_t ch) const { return std::max(own_[ch] + shift_, floor_); }
+  Tick serve(std::uint32_t ch, Tick arrival, std::uint64_t bytes) {
+    const Tick d = transfer_time(bytes, ps_per_byte_);
+    const Tick end = std::max(arrival, free_at(ch)) + d;
+    own_[ch] = end - shift_;
+    max_own_ = std::max(max_own_, own_[ch]);
+    busy_ += d;
+    return end;
+  }
+  Tick serve_each(Tick arrival, std::uint64_t bytes) {
+    const Tick d = transfer_time(bytes, ps_per_byte_ / static_cast<double>(own_.size()));
+    shift_ += d;
+    floor_ = std::max(arrival, floor_) + d;
+    busy_ += d * static_cast<Tick>(own_.size());
+    return std::max(max_own_ + shift_, floor_);
+  }
+  Tick busy() const { return busy_; }
+
+ private:
+  std::vector<Tick> own_;  // each channel's free time, less shift_
+  Tick shift_ = 0, floor_ = 0, max_own_ = 0, busy_ = 0;
+  double ps_per_byte_ = 1;
+};
+
+}  // namespace attnsim::sim
