@@ -27,12 +27,31 @@ class ChannelDemand {
   }
   // Bytes spread evenly over all the channels of a ServerBank (the approximate mode's memory side).
   void add_even(std::uint64_t bytes) { even_ += bytes; }
-  bool empty() const { return touched_.empty() && even_ == 0; }
+  // `bytes` spread over channels [first, first + count): bytes / count on each, and a byte more on
+  // each of the first bytes % count. One range per batch (a batch has one L2 instance).
+  void add_spread(std::uint32_t first, std::uint32_t count, std::uint64_t bytes) {
+    if (bytes == 0) return;
+    spread_first_ = first;
+    spread_count_ = count;
+    spread_bytes_ += bytes;
+  }
+  bool empty() const { return touched_.empty() && even_ == 0 && spread_bytes_ == 0; }
   // Serves each touched channel's bytes on servers[channel], all arriving at `t`; returns when the
   // last of them is served (`t` when the batch touched none).
   Tick serve(std::vector<BandwidthServer>& servers, Tick t) {
     Tick end = t;
+    if (spread_bytes_) {
+      // The spread's channels with their own bytes, once each (then the touched list skips them).
+      const std::uint64_t each = spread_bytes_ / spread_count_, extra = spread_bytes_ % spread_count_;
+      for (std::uint32_t k = 0; k < spread_count_; ++k) {
+        const std::uint32_t ch = spread_first_ + k;
+        end = std::max(end, servers[ch].serve(t, bytes_[ch] + each + (k < extra)));
+        bytes_[ch] = 0;
+      }
+      spread_bytes_ = 0;
+    }
     for (std::uint32_t ch : touched_) {
+      if (bytes_[ch] == 0) continue;  // served with the spread
       end = std::max(end, servers[ch].serve(t, bytes_[ch]));
       bytes_[ch] = 0;
     }
@@ -56,6 +75,8 @@ class ChannelDemand {
   std::vector<std::uint64_t> bytes_;
   std::vector<std::uint32_t> touched_;
   std::uint64_t even_ = 0;
+  std::uint32_t spread_first_ = 0, spread_count_ = 1;
+  std::uint64_t spread_bytes_ = 0;
 };
 
 }  // namespace attnsim::sim

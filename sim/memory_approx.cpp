@@ -53,9 +53,8 @@ void MemoryPath::add_memory_side(std::uint64_t key, const GroupShape& shape, std
 }
 
 void MemoryPath::spread_on_channels(ChannelDemand& demand, std::uint32_t inst, std::uint64_t bytes) {
-  if (bytes == 0) return;
   const std::uint32_t channels = gpu_->l2.channels;
-  for (std::uint32_t k = 0; k < channels; ++k) demand.add(inst * channels + k, bytes / channels + (k < bytes % channels));
+  demand.add_spread(inst * channels, channels, bytes);
 }
 
 void MemoryPath::evict_group(std::uint32_t inst, std::uint64_t key, const GroupShape& shape, std::uint64_t dirty) {
