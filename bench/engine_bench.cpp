@@ -2,7 +2,8 @@
 // Hkv=8, N=8192, d=128, bf16, causal, forward and backward), one core. Targets (issue "Simulate
 // kernels end to end"): <= 1 s for the default case (about 140 million line requests), <= 1 GiB
 // peak memory. Reports line requests, tile operations and events per second, and peak RSS.
-// Usage: attnsim_bench_engine [--seqlen N] [--batch B] [--kernel PRESET]
+// Usage: attnsim_bench_engine [--seqlen N] [--batch B] [--kernel PRESET] [--approximate]
+// (--approximate: the approximate mode with its loop batching, as `attnsim run --approximate`)
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -27,22 +28,35 @@ int main(int argc, char** argv) {
   p.seqlen_q = p.seqlen_k = 8192;
   p.causal = true;
   std::string kernel = "aiter-v3";
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--seqlen")) p.seqlen_q = p.seqlen_k = std::stoull(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--batch")) p.batch = static_cast<std::uint32_t>(std::stoul(argv[i + 1]));
-    if (!std::strcmp(argv[i], "--kernel")) kernel = argv[i + 1];
+  sim::EngineOptions options;
+  for (int i = 1; i < argc; ++i) {
+    const bool has_value = i + 1 < argc;
+    if (!std::strcmp(argv[i], "--approximate")) {
+      options.approximate = true;
+      options.loop_batch = sim::kApproximateLoopBatch;
+    } else if (has_value && !std::strcmp(argv[i], "--seqlen")) {
+      p.seqlen_q = p.seqlen_k = std::stoull(argv[++i]);
+    } else if (has_value && !std::strcmp(argv[i], "--batch")) {
+      p.batch = static_cast<std::uint32_t>(std::stoul(argv[++i]));
+    } else if (has_value && !std::strcmp(argv[i], "--kernel")) {
+      kernel = argv[++i];
+    } else {
+      std::fprintf(stderr, "attnsim_bench_engine: unknown or incomplete option '%s'\n", argv[i]);
+      return 2;
+    }
   }
   const auto gpu = arch::load_arch_file(arch::resolve_arch("mi300x")).spec;
   const KernelSchedule k = parse_kernel_spec(kernel);
   const PassPrograms fwd = build_pass(p, k, Direction::fwd, gpu);
   const PassPrograms bwd = build_pass(p, k, Direction::bwd, gpu);
   const auto t0 = std::chrono::steady_clock::now();
-  const sim::RunResult r = sim::simulate({&fwd, &bwd}, gpu);
+  const sim::RunResult r = sim::simulate({&fwd, &bwd}, gpu, options);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::uint64_t tile_ops = 0;
   for (const auto& kr : r.kernels) tile_ops += kr.tile_ops;
   const double lines = static_cast<double>(r.total.tcc_req);
-  std::printf("case: %s fwd+bwd %s on MI300X\n", kernel.c_str(), p.describe().c_str());
+  std::printf("case: %s fwd+bwd %s on MI300X, %s mode\n", kernel.c_str(), p.describe().c_str(),
+              options.approximate ? "approximate" : "exact");
   std::printf("simulated %.1f us; wall %.2f s\n", static_cast<double>(r.time) / 1e6, s);
   std::printf("L2 line requests %.1f M (%.1f M/s), tile ops %.1f M (%.2f M/s), events %.1f M (%.0f ns/event)\n",
               lines / 1e6, lines / s / 1e6, static_cast<double>(tile_ops) / 1e6, static_cast<double>(tile_ops) / s / 1e6,
