@@ -31,23 +31,39 @@ std::uint64_t fetched_units(std::uint32_t first, std::uint32_t offset, std::uint
 }
 }  // namespace
 
-void MemoryPath::add_memory_side(std::uint64_t key, const GroupShape& shape, std::uint64_t mall, std::uint64_t hbm,
-                                 std::uint64_t hbm_more) {
-  MemorySideChannels side(*this);
+void MemoryPath::add_hbm_rows(std::uint64_t key, const GroupShape& shape, std::uint64_t hbm, std::uint64_t hbm_more) {
+  const std::uint64_t units = hbm | hbm_more;
+  if (!units) return;
   const std::uint64_t row_bytes = 64 * std::uint64_t{shape.units_per_row};
-  const auto put = [&](std::uint64_t address, std::uint64_t in) {  // `in`: the units concerned
-    side.of(address);
-    if (has_mall_) mall_demand_.add(side.mall, 64 * count_units(mall & in));
-    hbm_demand_.add(side.hbm, 64 * (count_units(hbm & in) + count_units(hbm_more & in)));
+  const auto put = [&](std::uint32_t channel, std::uint64_t in) {  // `in`: the units concerned
+    hbm_demand_.add(channel, 64 * (count_units(hbm & in) + count_units(hbm_more & in)));
   };
-  for_each_row(key, shape, mall | hbm | hbm_more, [&](std::uint64_t row, std::uint64_t in_row, std::uint32_t) {
-    if (interleave_.mod(row) + row_bytes <= interleave_.value()) {
-      put(row, in_row);
+  const std::uint64_t chunk = interleave_.value();
+  if (interleave_.mod(shape.stride) == 0 && interleave_.mod(key) + row_bytes <= chunk) {
+    // Every row in one chunk, each stride / interleave chunks after the last: no row straddles.
+    const std::uint64_t step = interleave_.div(shape.stride);
+    const std::uint32_t per_row = shape.units_per_row;
+    const std::uint64_t row_mask = per_row == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << per_row) - 1;
+    std::uint64_t left = units;
+    for (std::uint64_t c = interleave_.div(key), first = 0; left; c += step, first += per_row) {
+      const std::uint64_t in_row = left & (row_mask << first);
+      if (!in_row) continue;
+      left &= ~in_row;
+      put(static_cast<std::uint32_t>(hbm_channels_.mod(fold(c))), in_row);
+    }
+    return;
+  }
+  MemorySideChannels side(*this);
+  for_each_row(key, shape, units, [&](std::uint64_t row, std::uint64_t in_row, std::uint32_t) {
+    if (interleave_.mod(row) + row_bytes <= chunk) {
+      side.of(row);
+      put(side.hbm, in_row);
       return;
     }
     // A row across interleave chunks: line by line.
     for_each_line(key, shape, in_row, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t) {
-      put(line, line_units);
+      side.of(line);
+      put(side.hbm, line_units);
     });
   });
 }
@@ -173,12 +189,12 @@ MemoryPath::FillSummary MemoryPath::fill_spans(std::uint32_t xcd, std::uint32_t 
       if (missed) from_hbm = true;
       c.hbm_read_bytes += 64 * count_units(missed);
       if (!whole) {
-        add_memory_side(key, shape, 0, missed, 0);
+        add_hbm_rows(key, shape, missed, 0);
         return;
       }
-      // Rows of whole lines: their MALL and HBM bytes spread evenly over the channels (docs/model.md).
+      // Rows of whole lines: their MALL bytes spread evenly over the channels (docs/model.md).
       mall_demand_.add_even(64 * count_units(fetch));
-      hbm_demand_.add_even(64 * count_units(missed));
+      add_hbm_rows(key, shape, missed, 0);
     });
   }
   spread_on_channels(l2_demand_, inst, spread_l2);
@@ -265,7 +281,7 @@ BatchTiming MemoryPath::atomic_spans(std::uint32_t xcd, const RowSpan* spans, st
         spread_l2 += 128 * lines;
         spread_link += 64 * chunks;
         if (has_mall_) mall_demand_.add_even(64 * chunks);
-        hbm_demand_.add_even(64 * (chunks + count_units(missed)));
+        add_hbm_rows(key, shape, units, missed);
         return;
       }
       // Both chunks of a line lie in one interleave chunk of the memory side: one MALL and HBM

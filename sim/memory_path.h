@@ -271,12 +271,10 @@ class MemoryPath {
   // row_units = the units of `units` in that row (in place), the row's first unit being first_unit.
   template <class F>
   static void for_each_row(std::uint64_t key, const GroupShape& shape, std::uint64_t units, F&& f);
-  // Puts the units of group `key` on their memory-side channels, 64 B each: `mall` on the MALL
-  // channels (without a MALL, nowhere), `hbm` and `hbm_more` (counted twice where both hold a unit)
-  // on the HBM channels; a row at a time where it lies in one interleave chunk, else line by line.
-  // The same totals, first touched in the same order, as line by line.
-  void add_memory_side(std::uint64_t key, const GroupShape& shape, std::uint64_t mall, std::uint64_t hbm,
-                       std::uint64_t hbm_more);
+  // Puts the units `hbm` and `hbm_more` of group `key` (counted twice where both hold a unit) on
+  // their HBM channels, 64 B each: a row at a time where it lies in one interleave chunk, else line
+  // by line. The same totals as line by line.
+  void add_hbm_rows(std::uint64_t key, const GroupShape& shape, std::uint64_t hbm, std::uint64_t hbm_more);
   // Calls f(line_address, line_units, first_unit) for each L2 line with units in `units`:
   // line_units = units & (3 << first_unit), its first 64 B unit being first_unit.
   template <class F>
