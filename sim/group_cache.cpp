@@ -1,6 +1,8 @@
 #include "sim/group_cache.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace attnsim::sim {
 
@@ -8,6 +10,7 @@ GroupCache::GroupCache(std::uint64_t capacity_bytes, std::uint32_t max_groups)
     : capacity_units_(std::max<std::uint64_t>(1, capacity_bytes / 64)) {
   max_groups = std::max<std::uint32_t>(max_groups, 2);
   groups_.resize(max_groups);
+  shapes_.reserve(16);
   free_.reserve(max_groups);
   for (std::uint32_t g = max_groups; g-- > 0;) free_.push_back(g);
   std::uint32_t bits = 1;
@@ -20,14 +23,30 @@ std::uint32_t GroupCache::find(std::uint64_t key) const {
   const std::uint64_t mask = table_.size() - 1;
   for (std::uint64_t s = slot_of(key);; s = (s + 1) & mask) {
     const std::uint32_t g = table_[s];
-    if (g == kNone || groups_[g].key == key) return g;
+    if (g == kNone || groups_[g].key() == key) return g;
   }
 }
 
+std::uint64_t GroupCache::shape_index(const GroupShape& shape) {
+  const auto same = [&](const GroupShape& o) { return o.stride == shape.stride && o.units_per_row == shape.units_per_row; };
+  if (last_shape_ < shapes_.size() && same(shapes_[last_shape_])) return last_shape_;
+  for (std::uint64_t i = 0; i < shapes_.size(); ++i) {
+    if (same(shapes_[i])) return last_shape_ = i;
+  }
+  if (shapes_.size() == (std::uint64_t{1} << (64 - kKeyBits))) throw std::length_error("GroupCache: more than 65536 group shapes");
+  shapes_.push_back(shape);
+  return last_shape_ = shapes_.size() - 1;
+}
+
+void GroupCache::reject_key(std::uint64_t key) {
+  throw std::out_of_range("GroupCache: address " + std::to_string(key) + " beyond the 48-bit key");
+}
+
 std::uint32_t GroupCache::insert(std::uint64_t key, const GroupShape& shape) {
+  const std::uint64_t tagged = key | shape_index(shape) << kKeyBits;
   const std::uint32_t g = free_.back();
   free_.pop_back();
-  groups_[g] = Group{key, 0, 0, shape, kNone, kNone};
+  groups_[g] = Group{tagged, 0, 0, kNone, kNone};
   const std::uint64_t mask = table_.size() - 1;
   std::uint64_t s = slot_of(key);
   while (table_[s] != kNone) s = (s + 1) & mask;
@@ -40,10 +59,10 @@ std::uint32_t GroupCache::insert(std::uint64_t key, const GroupShape& shape) {
 void GroupCache::erase_slot(std::uint64_t key) {
   const std::uint64_t mask = table_.size() - 1;
   std::uint64_t s = slot_of(key);
-  while (groups_[table_[s]].key != key) s = (s + 1) & mask;
+  while (groups_[table_[s]].key() != key) s = (s + 1) & mask;
   std::uint64_t hole = s;
   for (std::uint64_t j = (hole + 1) & mask; table_[j] != kNone; j = (j + 1) & mask) {
-    const std::uint64_t home = slot_of(groups_[table_[j]].key);
+    const std::uint64_t home = slot_of(groups_[table_[j]].key());
     // The entry at j may move into the hole if its home is not cyclically within (hole, j].
     const bool stays = hole <= j ? (hole < home && home <= j) : (hole < home || home <= j);
     if (!stays) {

@@ -34,8 +34,9 @@ struct GroupShape {
 // key (the address of its first unit) and keeps the same shape for its life; a group of units is
 // made most recently used as a whole and evicted as a whole, least recently used first, once the
 // valid units of all groups exceed the capacity. Fully associative (no set conflicts). At most
-// `max_groups` groups are held (the least recently used one is evicted to make room). Deterministic;
-// no allocation after construction.
+// `max_groups` groups are held (the least recently used one is evicted to make room). Keys below
+// 2^48 (else std::out_of_range). Deterministic; no allocation after construction but one per
+// distinct shape beyond the first 16.
 class GroupCache {
  public:
   GroupCache(std::uint64_t capacity_bytes, std::uint32_t max_groups);
@@ -62,11 +63,19 @@ class GroupCache {
 
  private:
   static constexpr std::uint32_t kNone = 0xffffffffu;
-  struct Group {
-    std::uint64_t key = 0, valid = 0, dirty = 0;
-    GroupShape shape;
+  // 32 bytes, two to a host cache line: the shape is an index into shapes_, kept in the key's
+  // unused top bits.
+  struct alignas(32) Group {
+    std::uint64_t tagged = 0;  // key | shape index << kKeyBits
+    std::uint64_t valid = 0, dirty = 0;
     std::uint32_t prev = kNone, next = kNone;  // LRU list: head = most recent
+    std::uint64_t key() const { return tagged & kKeyMask; }
   };
+  static constexpr int kKeyBits = 48;
+  static constexpr std::uint64_t kKeyMask = (std::uint64_t{1} << kKeyBits) - 1;
+  const GroupShape& shape_of(const Group& g) const { return shapes_[g.tagged >> kKeyBits]; }
+  std::uint64_t shape_index(const GroupShape& shape);
+  [[noreturn]] static void reject_key(std::uint64_t key);
   std::uint32_t find(std::uint64_t key) const;  // group index or kNone
   std::uint32_t insert(std::uint64_t key, const GroupShape& shape);
   void erase_slot(std::uint64_t key);
@@ -81,13 +90,15 @@ class GroupCache {
   void prefetch_next_victims(std::uint32_t next) const {
     if (next == kNone) return;
     const Group& n = groups_[next];
-    prefetch_host_line(&table_[slot_of(n.key)]);
+    prefetch_host_line(&table_[slot_of(n.key())]);
     if (n.prev != kNone) prefetch_host_line(&groups_[n.prev]);
   }
 
   std::uint64_t capacity_units_;
   std::uint64_t used_units_ = 0;
   std::vector<Group> groups_;
+  std::vector<GroupShape> shapes_;   // the distinct shapes seen, by index
+  std::uint64_t last_shape_ = 0;     // the index shape_index found last
   std::vector<std::uint32_t> free_;
   std::vector<std::uint32_t> table_;  // open addressing, linear probing: group index or kNone
   std::uint32_t shift_ = 0;           // 64 - log2(table size)
@@ -101,10 +112,10 @@ void GroupCache::evict_lru(std::uint32_t keep, OnEvict&& on_evict) {
   if (g == kNone) return;
   Group& v = groups_[g];
   if (g == tail_) prefetch_next_victims(v.prev);
-  if (v.dirty) on_evict(v.key, v.shape, v.dirty);
+  if (v.dirty) on_evict(v.key(), shape_of(v), v.dirty);
   used_units_ -= count_units(v.valid);
   unlink(g);
-  erase_slot(v.key);
+  erase_slot(v.key());
   v.valid = v.dirty = 0;
   free_.push_back(g);
   --count_;
@@ -116,6 +127,7 @@ std::uint64_t GroupCache::access(std::uint64_t key, const GroupShape& shape, std
   std::uint32_t g = find(key);
   if (g == kNone) {
     if (fill == 0) return 0;
+    if (key > kKeyMask) reject_key(key);  // before anything changes
     if (free_.empty()) evict_lru(kNone, on_evict);
     g = insert(key, shape);
   } else {
@@ -135,7 +147,7 @@ std::uint64_t GroupCache::access(std::uint64_t key, const GroupShape& shape, std
 template <class F>
 void GroupCache::flush_and_invalidate(F&& f) {
   for (std::uint32_t g = head_; g != kNone; g = groups_[g].next) {
-    if (groups_[g].dirty) f(groups_[g].key, groups_[g].shape, groups_[g].dirty);
+    if (groups_[g].dirty) f(groups_[g].key(), shape_of(groups_[g]), groups_[g].dirty);
   }
   invalidate();
 }

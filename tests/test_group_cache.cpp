@@ -2,6 +2,7 @@
 // (MemoryPath::for_each_group): hand-computed cases.
 #include <doctest/doctest.h>
 
+#include <stdexcept>
 #include <tuple>
 #include <vector>
 
@@ -75,6 +76,25 @@ TEST_CASE("a group cache's flush reports every dirty group and leaves it empty")
   CHECK(c.groups() == 0);
   CHECK(c.valid_bytes() == 0);
   CHECK(c.access(4096, kRows, 0b11, 0, 0, kNoEvict) == 0);
+}
+
+TEST_CASE("a group cache gives each evicted group back with its own shape") {
+  // Three shapes (the group keeps its shape as an index in its key's top bits): flushed dirty,
+  // each group comes back with the shape it was made with, whatever the order of first use.
+  const GroupShape shapes[] = {kRows, {4096, 64}, {32768, 8}};
+  GroupCache c(1 << 16, 64);
+  for (std::uint64_t k = 0; k < 9; ++k) c.access((k + 1) << 20, shapes[(k * 2) % 3], 0b1, 0b1, 0b1, kNoEvict);
+  std::uint64_t flushed = 0;
+  c.flush_and_invalidate([&](std::uint64_t key, const GroupShape& shape, std::uint64_t dirty) {
+    const GroupShape& made = shapes[((key >> 20) - 1) * 2 % 3];
+    CHECK(shape.stride == made.stride);
+    CHECK(shape.units_per_row == made.units_per_row);
+    CHECK(dirty == 0b1);
+    ++flushed;
+  });
+  CHECK(flushed == 9);
+  // Keys are addresses below 2^48.
+  CHECK_THROWS_AS(c.access(std::uint64_t{1} << 48, kRows, 0b1, 0b1, 0, kNoEvict), std::out_of_range);
 }
 
 TEST_CASE("a tile's rows fall into groups of 16 rows aligned on the row index") {
