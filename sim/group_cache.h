@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/host_prefetch.h"
+#include "sim/huge_page_allocator.h"
 
 namespace attnsim::sim {
 
@@ -96,11 +97,11 @@ class GroupCache {
 
   std::uint64_t capacity_units_;
   std::uint64_t used_units_ = 0;
-  std::vector<Group> groups_;
+  std::vector<Group, HugePageAllocator<Group>> groups_;
   std::vector<GroupShape> shapes_;   // the distinct shapes seen, by index
   std::uint64_t last_shape_ = 0;     // the index shape_index found last
   std::vector<std::uint32_t> free_;
-  std::vector<std::uint32_t> table_;  // open addressing, linear probing: group index or kNone
+  std::vector<std::uint32_t, HugePageAllocator<std::uint32_t>> table_;  // open addressing, linear probing: group index or kNone
   std::uint32_t shift_ = 0;           // 64 - log2(table size)
   std::uint32_t head_ = kNone, tail_ = kNone, count_ = 0;
 };

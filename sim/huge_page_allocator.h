@@ -31,6 +31,8 @@ struct HugePageAllocator {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
       if (p) madvise(p, bytes, MADV_HUGEPAGE);  // a hint: failure leaves ordinary pages
 #endif
+    } else if (alignof(T) > alignof(std::max_align_t)) {
+      p = std::aligned_alloc(alignof(T), (bytes + alignof(T) - 1) / alignof(T) * alignof(T));
     } else {
       p = std::malloc(bytes ? bytes : 1);
     }
