@@ -11,8 +11,10 @@
 
 namespace attnsim::sim {
 
-// Per-channel byte totals of a batch. Contract: serve() presents the channels to their servers in
-// the order the batch first touched them (deterministic) and leaves the demand empty.
+// Per-channel byte totals of a batch. Contract: serve() serves each channel once with all its
+// bytes (a spread's channels first, then the others in the order the batch first touched them:
+// deterministic) and leaves the demand empty. Even bytes (add_even) are for a demand served on a
+// ServerBank; a spread (add_spread) for one served on a vector of servers.
 class ChannelDemand {
  public:
   void resize(std::size_t channels) {
