@@ -32,38 +32,18 @@ std::uint64_t fetched_units(std::uint32_t first, std::uint32_t offset, std::uint
 }  // namespace
 
 void MemoryPath::add_hbm_rows(std::uint64_t key, const GroupShape& shape, std::uint64_t hbm, std::uint64_t hbm_more) {
-  const std::uint64_t units = hbm | hbm_more;
-  if (!units) return;
   const std::uint64_t row_bytes = 64 * std::uint64_t{shape.units_per_row};
-  const auto put = [&](std::uint32_t channel, std::uint64_t in) {  // `in`: the units concerned
-    hbm_demand_.add(channel, 64 * (count_units(hbm & in) + count_units(hbm_more & in)));
+  const auto put = [&](std::uint64_t address, std::uint64_t in) {  // `in`: the units concerned
+    hbm_demand_.add(hbm_channel(address), 64 * (count_units(hbm & in) + count_units(hbm_more & in)));
   };
-  const std::uint64_t chunk = interleave_.value();
-  if (interleave_.mod(shape.stride) == 0 && interleave_.mod(key) + row_bytes <= chunk) {
-    // Every row in one chunk, each stride / interleave chunks after the last: no row straddles.
-    const std::uint64_t step = interleave_.div(shape.stride);
-    const std::uint32_t per_row = shape.units_per_row;
-    const std::uint64_t row_mask = per_row == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << per_row) - 1;
-    std::uint64_t left = units;
-    for (std::uint64_t c = interleave_.div(key), first = 0; left; c += step, first += per_row) {
-      const std::uint64_t in_row = left & (row_mask << first);
-      if (!in_row) continue;
-      left &= ~in_row;
-      put(static_cast<std::uint32_t>(hbm_channels_.mod(fold(c))), in_row);
-    }
-    return;
-  }
-  MemorySideChannels side(*this);
-  for_each_row(key, shape, units, [&](std::uint64_t row, std::uint64_t in_row, std::uint32_t) {
-    if (interleave_.mod(row) + row_bytes <= chunk) {
-      side.of(row);
-      put(side.hbm, in_row);
+  for_each_row(key, shape, hbm | hbm_more, [&](std::uint64_t row, std::uint64_t in_row, std::uint32_t) {
+    if (interleave_.mod(row) + row_bytes <= interleave_.value()) {
+      put(row, in_row);
       return;
     }
     // A row across interleave chunks: line by line.
     for_each_line(key, shape, in_row, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t) {
-      side.of(line);
-      put(side.hbm, line_units);
+      put(line, line_units);
     });
   });
 }
@@ -188,12 +168,8 @@ MemoryPath::FillSummary MemoryPath::fill_spans(std::uint32_t xcd, std::uint32_t 
       latency_sum += static_cast<Tick>(fetched_lines) * (hit_latency + mall_latency_) + static_cast<Tick>(hbm_lines) * hbm_latency_;
       if (missed) from_hbm = true;
       c.hbm_read_bytes += 64 * count_units(missed);
-      if (!whole) {
-        add_hbm_rows(key, shape, missed, 0);
-        return;
-      }
       // Rows of whole lines: their MALL bytes spread evenly over the channels (docs/model.md).
-      mall_demand_.add_even(64 * count_units(fetch));
+      if (whole) mall_demand_.add_even(64 * count_units(fetch));
       add_hbm_rows(key, shape, missed, 0);
     });
   }
