@@ -9,6 +9,7 @@
 #include "report/text_table.h"
 #include "sim/engine.h"
 #include "workloads/analytic.h"
+#include "workloads/code_object_shapes.h"
 
 namespace attnsim::cli {
 
@@ -31,7 +32,8 @@ void run_traffic(const TrafficState& st) {
   const workloads::Problem p = st.problem.problem();
   const workloads::KernelSchedule k = workloads::parse_kernel_spec(st.kernel);
   const auto dir = parse_direction(st.direction);
-  const workloads::PassPrograms pp = workloads::build_pass(p, k, dir, loaded.spec);
+  const workloads::PassPrograms pp =
+      workloads::build_pass(p, workloads::schedule_for(k, p, dir, "--kernel " + st.kernel), dir, loaded.spec);
   const sim::RunResult r = sim::simulate({&pp}, loaded.spec);
   const workloads::PassCounts counts = workloads::analytic_counts(pp);
 

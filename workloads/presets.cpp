@@ -99,6 +99,11 @@ KernelSchedule aiter_v3(bool a16) {
   f.loop = aiter_fwd_density();
   f.prologue = aiter_fwd_prologue();
   f.epilogue = aiter_fwd_epilogue();
+  // The code objects shipped for gfx942, one per head dimension and dtype, with their tiles (ts_qo,
+  // ts_kv). Only d=128 bf16 was disassembled (AITER-CO): the other shapes keep its densities,
+  // VGPRs and LDS (docs/workloads.md).
+  k.shapes_source = "ROCm/aiter hsa/gfx942/fmha_v3_fwd/fmha_fwd.csv @41f30ab6, fmha_v3_bwd/fmha_bwd_dqdkdv.csv @5adbf893";
+  f.shapes = {{128, 128, {Dtype::bf16}, 256, 32}, {192, 128, {Dtype::bf16}, 128, 32}, {128, 128, {Dtype::fp8}, 256, 64}};
 
   BwdSchedule& b = k.bwd;
   b.block_m = 16;   // ts_qo (fmha_bwd_dqdkdv.csv)
@@ -121,6 +126,9 @@ KernelSchedule aiter_v3(bool a16) {
   b.preprocess = aiter_preprocess();
   b.convert = aiter_convert();
   b.dq_acc_fp32 = !a16;
+  // (ts_qo, ts) of the a32 and a16 code objects: no a16 one at d=192.
+  b.shapes = {{64, 64, {Dtype::bf16, Dtype::fp16}, 32, 192}, {128, 128, {Dtype::bf16, Dtype::fp16}, 16, 192}};
+  if (!a16) b.shapes.push_back({192, 192, {Dtype::bf16, Dtype::fp16}, 16, 64});
   return k;
 }
 

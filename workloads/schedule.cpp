@@ -161,6 +161,19 @@ Field text_field(std::string name, Acc acc) {
   return f;
 }
 
+// `shapes`: code_objects (only the shapes a precompiled kernel's code objects cover) or any.
+Field shapes_field() {
+  Field f;
+  f.name = "shapes";
+  f.get = [](const KernelSchedule& k) { return std::string(k.any_shape ? "any" : "code_objects"); };
+  f.set = [](KernelSchedule& k, const std::string& v) -> std::optional<std::string> {
+    if (v != "any" && v != "code_objects") return "expected code_objects or any, got '" + v + "'";
+    k.any_shape = v == "any";
+    return std::nullopt;
+  };
+  return f;
+}
+
 #define ATTNSIM_SCHED(member) [](auto& k) -> auto& { return k.member; }
 
 const std::vector<Field>& fields() {
@@ -205,6 +218,7 @@ const std::vector<Field>& fields() {
     density_fields(t, "fwd.loop", [](auto& k) -> auto& { return k.fwd.loop; });
     density_fields(t, "bwd.loop", [](auto& k) -> auto& { return k.bwd.loop; });
     density_fields(t, "bwd.dq_loop", [](auto& k) -> auto& { return k.bwd.dq_loop; });
+    t.push_back(shapes_field());
     return t;
   }();
   return table;
@@ -255,6 +269,7 @@ KernelSchedule parse_kernel_spec(const std::string& spec) {
       throw ConfigError(where, name, "unknown schedule field; fields: " + names);
     }
     if (auto err = it->set(*k, value)) throw ConfigError(where, name, *err);
+    k->overridden.push_back(name);
   }
   if (parts.size() > 1) k->name = spec;
   validate(*k, "--kernel " + spec);

@@ -54,6 +54,15 @@ struct FixedMix {
   std::uint32_t issue_only = 0;  // OpCost::issue_only
 };
 
+// A head-dimension and dtype combination that one of a precompiled kernel's shipped code objects
+// covers, and the tile that code object uses (fwd: query rows per workgroup x key rows per
+// iteration; bwd: query rows per iteration x key rows per workgroup).
+struct CodeObjectShape {
+  std::uint32_t head_dim_qk = 0, head_dim_v = 0;
+  std::vector<Dtype> dtypes;
+  std::uint32_t block_m = 0, block_n = 0;
+};
+
 // Forward kernel: a Q block per workgroup looping over key blocks with online softmax.
 struct FwdSchedule {
   std::uint32_t block_m = 128;  // query rows per workgroup
@@ -70,6 +79,9 @@ struct FwdSchedule {
   std::uint32_t lds_bytes = 0;  // per workgroup
   LoopDensity loop;
   FixedMix prologue, epilogue;
+  // The shapes its code objects cover (a precompiled kernel); empty: any head dimension and dtype
+  // (a kernel compiled for the problem, such as a CK or Triton template).
+  std::vector<CodeObjectShape> shapes;
 };
 
 // Backward kernels: preprocess, main (a key block per workgroup looping over query blocks),
@@ -100,6 +112,7 @@ struct BwdSchedule {
   std::uint32_t vgprs = 0, lds_bytes = 0;
   LoopDensity loop, dq_loop;
   FixedMix prologue, epilogue, preprocess, convert;
+  std::vector<CodeObjectShape> shapes;  // as FwdSchedule::shapes, for the main kernel
 };
 
 // A named kernel: its forward and backward schedules and where they come from.
@@ -109,6 +122,9 @@ struct KernelSchedule {
   std::string native_arch = "mi300x";  // the GPU the preset was written for
   FwdSchedule fwd;
   BwdSchedule bwd;
+  std::string shapes_source;  // where the code objects' shapes were read
+  bool any_shape = false;     // field `shapes=any`: simulate a shape no code object covers (a what-if)
+  std::vector<std::string> overridden;  // the fields `--kernel` set (parse_kernel_spec)
 
   // Block sizes in force for a problem (FlashAttention-3 uses smaller tiles under a mask).
   std::uint32_t fwd_block_n(const Problem& p) const;

@@ -1,0 +1,98 @@
+// Precompiled kernels run only the shapes their code objects cover, each with its own tile: the
+// aiter v3 tables of ROCm/aiter (hsa/gfx942/fmha_v3_fwd/fmha_fwd.csv, fmha_v3_bwd/fmha_bwd_dqdkdv.csv).
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "arch/config_error.h"
+#include "cli_runner.h"
+#include "workloads/code_object_shapes.h"
+#include "workloads/schedule.h"
+
+using namespace attnsim;
+using namespace attnsim::workloads;
+
+namespace {
+Problem shape(std::uint32_t dqk, std::uint32_t dv, Dtype dtype = Dtype::bf16) {
+  Problem p;
+  p.head_dim_qk = dqk;
+  p.head_dim_v = dv;
+  p.dtype = dtype;
+  return p;
+}
+std::string error_of(const std::string& spec, const Problem& p, Direction d) {
+  try {
+    schedule_for(parse_kernel_spec(spec), p, d, "--kernel " + spec);
+  } catch (const arch::ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+}  // namespace
+
+TEST_CASE("aiter v3 runs each head dimension with its code object's tile") {
+  const KernelSchedule k = parse_kernel_spec("aiter-v3");
+  // fmha_fwd.csv rows (ts_qo, ts_kv): bf16 128x128 (256, 32), bf16 192x128 (128, 32), fp8 128 (256, 64).
+  const KernelSchedule f128 = schedule_for(k, shape(128, 128), Direction::fwd, "t");
+  CHECK(f128.fwd.block_m == 256);
+  CHECK(f128.fwd.block_n == 32);
+  const KernelSchedule f192 = schedule_for(k, shape(192, 128), Direction::fwd, "t");
+  CHECK(f192.fwd.block_m == 128);
+  CHECK(f192.fwd.block_n == 32);
+  const KernelSchedule f8 = schedule_for(k, shape(128, 128, Dtype::fp8), Direction::fwd, "t");
+  CHECK(f8.fwd.block_n == 64);
+  // fmha_bwd_dqdkdv.csv rows (ts_qo, ts): hd64 (32, 192), hd128 (16, 192), hd192 (16, 64).
+  const KernelSchedule b64 = schedule_for(k, shape(64, 64), Direction::bwd, "t");
+  CHECK(b64.bwd.block_m == 32);
+  CHECK(b64.bwd.block_n == 192);
+  const KernelSchedule b128 = schedule_for(k, shape(128, 128, Dtype::fp16), Direction::bwd, "t");
+  CHECK(b128.bwd.block_m == 16);
+  CHECK(b128.bwd.block_n == 192);
+  const KernelSchedule b192 = schedule_for(k, shape(192, 192), Direction::bwd, "t");
+  CHECK(b192.bwd.block_m == 16);
+  CHECK(b192.bwd.block_n == 64);
+  // The other direction's blocks are untouched.
+  CHECK(b192.fwd.block_m == k.fwd.block_m);
+}
+
+TEST_CASE("a shape no code object covers is an error that says what exists") {
+  const std::string d256 = error_of("aiter-v3", shape(256, 256), Direction::fwd);
+  CHECK(contains(d256, "--kernel aiter-v3: error: key 'head_dim_qk': no fwd code object of aiter-v3 for head dimension 256"));
+  CHECK(contains(d256, "d=128 (bf16), d=192:128 (bf16), d=128 (fp8)"));
+  CHECK(contains(d256, "fmha_fwd.csv"));
+  CHECK(contains(d256, "--kernel aiter-v3,shapes=any"));
+  // The forward has no d=64 or d=192:192 code object; the backward has.
+  CHECK(contains(error_of("aiter-v3", shape(64, 64), Direction::fwd), "head dimension 64;"));
+  CHECK(error_of("aiter-v3", shape(64, 64), Direction::bwd).empty());
+  CHECK(contains(error_of("aiter-v3", shape(192, 192), Direction::fwd), "head dimension 192;"));
+  // No fp16 forward code object on gfx942; the backward has fp16 ones.
+  CHECK(contains(error_of("aiter-v3", shape(128, 128, Dtype::fp16), Direction::fwd),
+                 "key 'dtype': no fwd code object of aiter-v3 for fp16 at d=128"));
+  CHECK(error_of("aiter-v3", shape(128, 128, Dtype::fp16), Direction::bwd).empty());
+  // a16 (16-bit dQ atomics): no d=192 code object.
+  CHECK(contains(error_of("aiter-v3-a16", shape(192, 192), Direction::bwd), "cover d=64 (bf16, fp16), d=128 (bf16, fp16)"));
+}
+
+TEST_CASE("shapes=any and explicit block sizes take precedence over the code objects") {
+  const KernelSchedule any = schedule_for(parse_kernel_spec("aiter-v3,shapes=any"), shape(256, 256), Direction::fwd, "t");
+  CHECK(any.fwd.block_m == 256);  // the d=128 code object's tile, kept
+  const KernelSchedule set = schedule_for(parse_kernel_spec("aiter-v3,bwd.block_m=16"), shape(64, 64), Direction::bwd, "t");
+  CHECK(set.bwd.block_m == 16);   // the user's, not hd64's 32
+  CHECK(set.bwd.block_n == 192);
+  CHECK(contains(error_of("aiter-v3,shapes=maybe", shape(128, 128), Direction::fwd),
+                 "key 'shapes': expected code_objects or any, got 'maybe'"));
+  // Templated kernels (CK) compile for any head dimension.
+  CHECK(error_of("ck", shape(256, 256), Direction::fwd).empty());
+}
+
+TEST_CASE("attnsim run refuses a kernel that does not exist with exit code 2") {
+  const test::CliRun r = test::run_attnsim("run --approximate --head-dim 256 --seqlen 256 --heads 2:2");
+  CHECK(r.exit_code == 2);
+  CHECK(contains(r.out, "key 'head_dim_qk': no fwd code object of aiter-v3 for head dimension 256"));
+  const test::CliRun any = test::run_attnsim("run --approximate --kernel aiter-v3,shapes=any --head-dim 256 --seqlen 256 --heads 2:2 --json", false);
+  CHECK(any.exit_code == 0);
+  const test::CliRun traffic = test::run_attnsim("traffic --head-dim 64 --seqlen 256 --heads 2:2");
+  CHECK(traffic.exit_code == 2);
+  CHECK(contains(traffic.out, "for head dimension 64"));
+}
