@@ -170,6 +170,7 @@ struct HbmSpec {
   std::uint32_t stacks = 0;
   std::uint32_t channels = 0;  // independent channels in all stacks
   BytesPerSecond peak_bandwidth;  // datasheet peak of all channels together
+  Bytes capacity;                 // memory all stacks hold (datasheet): a problem's tensors must fit
   Bytes interleave;               // consecutive address bytes per channel before the next
   Picoseconds latency;            // added latency of a DRAM access beyond a MALL miss
 };

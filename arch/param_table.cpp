@@ -465,6 +465,8 @@ std::vector<ParamDecl> build_table() {
   t.push_back(count("hbm.channels", ATTNSIM_FIELD(hbm.channels), 1, 4096, "independent HBM channels in all stacks"));
   t.push_back(quantity("hbm.peak_bandwidth", ATTNSIM_FIELD(hbm.peak_bandwidth), 1e9, 1000 * kTBps,
                        "datasheet peak bandwidth of all channels together"));
+  t.push_back(quantity("hbm.capacity", ATTNSIM_FIELD(hbm.capacity), 1 * kMiB, 64.0 * 1024 * kGiB,
+                       "memory all stacks hold: a problem whose tensors exceed it is refused"));
   t.push_back(quantity("hbm.interleave", ATTNSIM_FIELD(hbm.interleave), 32, 1 * kMiB,
                        "consecutive bytes mapped to one channel", kPow2));
   t.push_back(quantity("hbm.latency", ATTNSIM_FIELD(hbm.latency), 1, 100 * kUs,

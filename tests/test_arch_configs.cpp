@@ -30,14 +30,15 @@ struct Section6Row {
   std::uint64_t mall_bytes;        // 0: none
   double hbm_peak_tbps;
   double bf16_peak_tflops;         // datasheet
+  double hbm_capacity_gb;          // arch-facts sections 1.5, 2, 3 and 4 (stacks x stack size)
 };
 
 const Section6Row kRows[] = {
-    {"mi300x", 304, 2.1, 2048, 16, 64 * 1024, 128, L2Scope::per_xcd, 4 << 20, 2048, 256ull << 20, 5.3, 1307.4},
-    {"mi325x", 304, 2.1, 2048, 16, 64 * 1024, 128, L2Scope::per_xcd, 4 << 20, 2048, 256ull << 20, 6.0, 1307.4},
-    {"mi355x", 256, 2.4, 4096, 16, 160 * 1024, 256, L2Scope::per_xcd, 4 << 20, 2048, 256ull << 20, 8.0, 2516.6},
-    {"h100", 132, 1.83, 4096, 16, 228 * 1024, 128, L2Scope::shared, 50ull << 20, 0, 0, 3.35, 989.4},
-    {"h200", 132, 1.83, 4096, 16, 228 * 1024, 128, L2Scope::shared, 50ull << 20, 0, 0, 4.8, 989.4},
+    {"mi300x", 304, 2.1, 2048, 16, 64 * 1024, 128, L2Scope::per_xcd, 4 << 20, 2048, 256ull << 20, 5.3, 1307.4, 192},
+    {"mi325x", 304, 2.1, 2048, 16, 64 * 1024, 128, L2Scope::per_xcd, 4 << 20, 2048, 256ull << 20, 6.0, 1307.4, 256},
+    {"mi355x", 256, 2.4, 4096, 16, 160 * 1024, 256, L2Scope::per_xcd, 4 << 20, 2048, 256ull << 20, 8.0, 2516.6, 288},
+    {"h100", 132, 1.83, 4096, 16, 228 * 1024, 128, L2Scope::shared, 50ull << 20, 0, 0, 3.35, 989.4, 80},
+    {"h200", 132, 1.83, 4096, 16, 228 * 1024, 128, L2Scope::shared, 50ull << 20, 0, 0, 4.8, 989.4, 141},
 };
 
 }  // namespace
@@ -62,6 +63,7 @@ TEST_CASE("every shipped config loads and matches arch-facts section 6") {
     CHECK(s.mall.present == (row.mall_bytes != 0));
     if (s.mall.present) CHECK(s.mall.size.value == row.mall_bytes);
     CHECK(d.hbm_bandwidth.value == doctest::Approx(row.hbm_peak_tbps * 1e12));
+    CHECK(static_cast<double>(s.hbm.capacity.value) == doctest::Approx(row.hbm_capacity_gb * 1e9));
     CHECK(d.matrix[static_cast<std::size_t>(Dtype::bf16)].peak_flops / 1e12 ==
           doctest::Approx(row.bf16_peak_tflops).epsilon(0.0005));
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "arch/config_error.h"
 
@@ -341,6 +342,15 @@ KernelProgram backward_dq(const Problem& p, const KernelSchedule& k, const Mask&
 
 }  // namespace
 
+namespace {
+// Bytes in decimal gigabytes, as memory capacities are stated ("192.0 GB").
+std::string gigabytes(std::uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GB", static_cast<double>(bytes) / 1e9);
+  return text;
+}
+}  // namespace
+
 PassPrograms build_pass(const Problem& p, const KernelSchedule& k, Direction dir, const arch::GpuSpec& gpu) {
   PassPrograms pp;
   pp.problem = p;
@@ -354,6 +364,12 @@ PassPrograms build_pass(const Problem& p, const KernelSchedule& k, Direction dir
   if (dir == Direction::bwd && s.dq == DqMode::split) pp.dq_slices = static_cast<std::uint32_t>(ceil_div(p.seqlen_k, s.block_n));
   if (uses_dq_acc && s.dq == DqMode::atomic) pp.dq_slices = 1;
   pp.tensors = std::make_unique<TensorSet>(p, TensorNeeds{dir == Direction::bwd, uses_dq_acc ? pp.dq_slices : 0, expanded});
+  if (pp.tensors->end_address() > gpu.hbm.capacity.value) {
+    throw arch::ConfigError(arch::ValueOrigin{"problem " + p.describe(), 0, 0, {}}, "hbm.capacity",
+                            "the " + std::string(to_string(dir)) + " pass's tensors need " +
+                                gigabytes(pp.tensors->end_address()) + ", more than the " +
+                                gigabytes(gpu.hbm.capacity.value) + " the " + gpu.name + " holds");
+  }
 
   if (dir == Direction::fwd) {
     pp.kernels.push_back(forward(p, k, *pp.mask, gpu));

@@ -1,13 +1,17 @@
-// Precompiled kernels run only the shapes their code objects cover, each with its own tile: the
-// aiter v3 tables of ROCm/aiter (hsa/gfx942/fmha_v3_fwd/fmha_fwd.csv, fmha_v3_bwd/fmha_bwd_dqdkdv.csv).
+// Problems a GPU can run: precompiled kernels only at the shapes their code objects cover, each with
+// its own tile (the aiter v3 tables of ROCm/aiter, hsa/gfx942/fmha_v3_fwd/fmha_fwd.csv and
+// fmha_v3_bwd/fmha_bwd_dqdkdv.csv), and tensors only as large as the GPU's memory.
 #include <doctest/doctest.h>
 
 #include <string>
 
+#include "arch/arch_locator.h"
 #include "arch/config_error.h"
+#include "arch/spec_loader.h"
 #include "cli_runner.h"
 #include "workloads/code_object_shapes.h"
 #include "workloads/schedule.h"
+#include "workloads/tensors.h"
 
 using namespace attnsim;
 using namespace attnsim::workloads;
@@ -95,4 +99,26 @@ TEST_CASE("attnsim run refuses a kernel that does not exist with exit code 2") {
   const test::CliRun traffic = test::run_attnsim("traffic --head-dim 64 --seqlen 256 --heads 2:2");
   CHECK(traffic.exit_code == 2);
   CHECK(contains(traffic.out, "for head dimension 64"));
+}
+
+TEST_CASE("a problem whose tensors exceed the GPU's memory is refused by name") {
+  Problem p;
+  p.heads_q = p.heads_kv = 8;
+  p.seqlen_q = p.seqlen_k = 1024;  // Q alone: 8 x 1024 x 128 x 2 B = 2 MiB
+  const std::uint64_t end = TensorSet(p, TensorNeeds{false, 0, false}).end_address();
+  const KernelSchedule k = parse_kernel_spec("aiter-v3");
+  const auto with_capacity = [&](std::uint64_t bytes) {
+    return arch::load_arch_file(arch::resolve_arch("mi300x"), {"hbm.capacity=" + std::to_string(bytes) + "B"}).spec;
+  };
+  CHECK_NOTHROW(build_pass(p, k, Direction::fwd, with_capacity(end)));  // exactly full
+  try {
+    build_pass(p, k, Direction::fwd, with_capacity(end - 1));
+    FAIL("a forward pass one byte over the capacity was built");
+  } catch (const arch::ConfigError& e) {
+    CHECK(contains(e.what(), "key 'hbm.capacity': the fwd pass's tensors need"));
+  }
+  // From the command line: exit 2, never an internal error.
+  const test::CliRun huge = test::run_attnsim("run --approximate --seqlen 99999999999");
+  CHECK(huge.exit_code == 2);
+  CHECK(contains(huge.out, "more than the 192.0 GB the AMD Instinct MI300X holds"));
 }
