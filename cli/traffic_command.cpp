@@ -9,7 +9,7 @@
 #include "report/text_table.h"
 #include "sim/engine.h"
 #include "workloads/analytic.h"
-#include "workloads/code_object_shapes.h"
+#include "workloads/schedule_for.h"
 
 namespace attnsim::cli {
 
@@ -33,7 +33,7 @@ void run_traffic(const TrafficState& st) {
   const workloads::KernelSchedule k = workloads::parse_kernel_spec(st.kernel);
   const auto dir = parse_direction(st.direction);
   const workloads::PassPrograms pp =
-      workloads::build_pass(p, workloads::schedule_for(k, p, dir, "--kernel " + st.kernel), dir, loaded.spec);
+      workloads::build_pass(p, workloads::schedule_for(k, p, dir, loaded.spec, "--kernel " + st.kernel), dir, loaded.spec);
   const sim::RunResult r = sim::simulate({&pp}, loaded.spec);
   const workloads::PassCounts counts = workloads::analytic_counts(pp);
 

@@ -4,7 +4,7 @@
 #include "arch/config_error.h"
 #include "arch/spec_loader.h"
 #include "report/run_report.h"
-#include "workloads/code_object_shapes.h"
+#include "workloads/schedule_for.h"
 #include "workloads/schedule.h"
 
 namespace attnsim::report {
@@ -21,7 +21,7 @@ nlohmann::json simulate_point(const PointSpec& spec, const sim::EngineOptions& o
   const workloads::KernelSchedule k = workloads::parse_kernel_spec(spec.kernel);
   std::vector<workloads::PassPrograms> programs;
   for (const workloads::Direction d : parse_directions(spec.direction)) {
-    programs.push_back(workloads::build_pass(spec.problem, workloads::schedule_for(k, spec.problem, d, "--kernel " + spec.kernel),
+    programs.push_back(workloads::build_pass(spec.problem, workloads::schedule_for(k, spec.problem, d, loaded.spec, "--kernel " + spec.kernel),
                                              d, loaded.spec));
   }
   RunInputs in;

@@ -9,7 +9,7 @@
 #include "arch/config_error.h"
 #include "arch/spec_loader.h"
 #include "cli_runner.h"
-#include "workloads/code_object_shapes.h"
+#include "workloads/schedule_for.h"
 #include "workloads/schedule.h"
 #include "workloads/tensors.h"
 
@@ -24,9 +24,13 @@ Problem shape(std::uint32_t dqk, std::uint32_t dv, Dtype dtype = Dtype::bf16) {
   p.dtype = dtype;
   return p;
 }
+const arch::GpuSpec& mi300x() {
+  static const arch::GpuSpec gpu = arch::load_arch_file(arch::resolve_arch("mi300x")).spec;
+  return gpu;
+}
 std::string error_of(const std::string& spec, const Problem& p, Direction d) {
   try {
-    schedule_for(parse_kernel_spec(spec), p, d, "--kernel " + spec);
+    schedule_for(parse_kernel_spec(spec), p, d, mi300x(), "--kernel " + spec);
   } catch (const arch::ConfigError& e) {
     return e.what();
   }
@@ -38,22 +42,22 @@ bool contains(const std::string& s, const std::string& part) { return s.find(par
 TEST_CASE("aiter v3 runs each head dimension with its code object's tile") {
   const KernelSchedule k = parse_kernel_spec("aiter-v3");
   // fmha_fwd.csv rows (ts_qo, ts_kv): bf16 128x128 (256, 32), bf16 192x128 (128, 32), fp8 128 (256, 64).
-  const KernelSchedule f128 = schedule_for(k, shape(128, 128), Direction::fwd, "t");
+  const KernelSchedule f128 = schedule_for(k, shape(128, 128), Direction::fwd, mi300x(), "t");
   CHECK(f128.fwd.block_m == 256);
   CHECK(f128.fwd.block_n == 32);
-  const KernelSchedule f192 = schedule_for(k, shape(192, 128), Direction::fwd, "t");
+  const KernelSchedule f192 = schedule_for(k, shape(192, 128), Direction::fwd, mi300x(), "t");
   CHECK(f192.fwd.block_m == 128);
   CHECK(f192.fwd.block_n == 32);
-  const KernelSchedule f8 = schedule_for(k, shape(128, 128, Dtype::fp8), Direction::fwd, "t");
+  const KernelSchedule f8 = schedule_for(k, shape(128, 128, Dtype::fp8), Direction::fwd, mi300x(), "t");
   CHECK(f8.fwd.block_n == 64);
   // fmha_bwd_dqdkdv.csv rows (ts_qo, ts): hd64 (32, 192), hd128 (16, 192), hd192 (16, 64).
-  const KernelSchedule b64 = schedule_for(k, shape(64, 64), Direction::bwd, "t");
+  const KernelSchedule b64 = schedule_for(k, shape(64, 64), Direction::bwd, mi300x(), "t");
   CHECK(b64.bwd.block_m == 32);
   CHECK(b64.bwd.block_n == 192);
-  const KernelSchedule b128 = schedule_for(k, shape(128, 128, Dtype::fp16), Direction::bwd, "t");
+  const KernelSchedule b128 = schedule_for(k, shape(128, 128, Dtype::fp16), Direction::bwd, mi300x(), "t");
   CHECK(b128.bwd.block_m == 16);
   CHECK(b128.bwd.block_n == 192);
-  const KernelSchedule b192 = schedule_for(k, shape(192, 192), Direction::bwd, "t");
+  const KernelSchedule b192 = schedule_for(k, shape(192, 192), Direction::bwd, mi300x(), "t");
   CHECK(b192.bwd.block_m == 16);
   CHECK(b192.bwd.block_n == 64);
   // The other direction's blocks are untouched.
@@ -79,9 +83,9 @@ TEST_CASE("a shape no code object covers is an error that says what exists") {
 }
 
 TEST_CASE("shapes=any and explicit block sizes take precedence over the code objects") {
-  const KernelSchedule any = schedule_for(parse_kernel_spec("aiter-v3,shapes=any"), shape(256, 256), Direction::fwd, "t");
+  const KernelSchedule any = schedule_for(parse_kernel_spec("aiter-v3,shapes=any"), shape(256, 256), Direction::fwd, mi300x(), "t");
   CHECK(any.fwd.block_m == 256);  // the d=128 code object's tile, kept
-  const KernelSchedule set = schedule_for(parse_kernel_spec("aiter-v3,bwd.block_m=16"), shape(64, 64), Direction::bwd, "t");
+  const KernelSchedule set = schedule_for(parse_kernel_spec("aiter-v3,bwd.block_m=16"), shape(64, 64), Direction::bwd, mi300x(), "t");
   CHECK(set.bwd.block_m == 16);   // the user's, not hd64's 32
   CHECK(set.bwd.block_n == 192);
   CHECK(contains(error_of("aiter-v3,shapes=maybe", shape(128, 128), Direction::fwd),
@@ -121,4 +125,32 @@ TEST_CASE("a problem whose tensors exceed the GPU's memory is refused by name") 
   const test::CliRun huge = test::run_attnsim("run --approximate --seqlen 99999999999");
   CHECK(huge.exit_code == 2);
   CHECK(contains(huge.out, "more than the 192.0 GB the AMD Instinct MI300X holds"));
+}
+
+TEST_CASE("matrix products run with the instructions of the problem's dtype") {
+  const KernelSchedule k = parse_kernel_spec("aiter-v3");
+  CHECK(schedule_for(k, shape(128, 128), Direction::fwd, mi300x(), "t").fwd.mfma == "v_mfma_f32_32x32x8_bf16");
+  // fp8: the 32x32 fp8 instruction (k = 16), twice the FLOPs per instruction (MIC).
+  const KernelSchedule f8 = schedule_for(k, shape(128, 128, Dtype::fp8), Direction::fwd, mi300x(), "t");
+  CHECK(f8.fwd.mfma == "v_mfma_f32_32x32x16_fp8_fp8");
+  const PassPrograms fp8 = build_pass(shape(128, 128, Dtype::fp8), f8, Direction::fwd, mi300x());
+  CHECK(fp8.kernels[0].mfma == "v_mfma_f32_32x32x16_fp8_fp8");
+  CHECK(schedule_for(k, shape(128, 128, Dtype::fp16), Direction::bwd, mi300x(), "t").bwd.mfma == "v_mfma_f32_16x16x16_f16");
+  // An instruction named in --kernel stays.
+  const KernelSchedule named = parse_kernel_spec("aiter-v3,fwd.mfma=v_mfma_f32_16x16x16_bf16");
+  CHECK(schedule_for(named, shape(128, 128, Dtype::fp8), Direction::fwd, mi300x(), "t").fwd.mfma ==
+        "v_mfma_f32_16x16x16_bf16");
+  // H100: FA3's warpgroup MMA has an e4m3 form; FA2's mma.sync m16n8 has none in the config. fp16
+  // runs at the bf16 rate (both 4096 FLOP/clk per SM), so it keeps the bf16 instruction; fp8 does not.
+  const arch::GpuSpec h100 = arch::load_arch_file(arch::resolve_arch("h100")).spec;
+  CHECK(schedule_for(parse_kernel_spec("fa3"), shape(128, 128, Dtype::fp8), Direction::fwd, h100, "t").fwd.mfma ==
+        "wgmma.m64n256k32.f32.e4m3");
+  CHECK(schedule_for(parse_kernel_spec("fa2"), shape(128, 128, Dtype::fp16), Direction::fwd, h100, "t").fwd.mfma ==
+        "mma.sync.m16n8k16.f32.bf16");
+  try {
+    schedule_for(parse_kernel_spec("fa2"), shape(128, 128, Dtype::fp8), Direction::fwd, h100, "--kernel fa2");
+    FAIL("an fp8 FA2 forward ran on bf16 instructions");
+  } catch (const arch::ConfigError& e) {
+    CHECK(contains(e.what(), "--kernel fa2: error: key 'fwd.mfma': the NVIDIA H100 SXM5 config has no fp8 matrix instruction"));
+  }
 }

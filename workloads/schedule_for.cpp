@@ -1,4 +1,4 @@
-#include "workloads/code_object_shapes.h"
+#include "workloads/schedule_for.h"
 
 #include <algorithm>
 
@@ -61,10 +61,40 @@ const CodeObjectShape& find_shape(const std::vector<CodeObjectShape>& shapes, co
   throw arch::ConfigError(where, "head_dim_qk", "no " + pass + " code object of " + k.name + " for head dimension " + dims + tail);
 }
 
+// The instruction of `dtype` shaped as `name` (m x n, blocks, SIMDs), or `name` itself where the
+// GPU has none and `dtype` runs at the same peak rate; else throws naming `field`.
+std::string instruction_for(const arch::GpuSpec& gpu, const std::string& name, Dtype dtype, const std::string& field,
+                            const std::string& origin) {
+  const arch::MatrixInstruction* from = gpu.cu.matrix_instruction(name);
+  if (!from || from->dtype == dtype) return name;  // an unknown name is reported where the kernel is built
+  for (const arch::MatrixInstruction& i : gpu.cu.matrix_instructions) {
+    if (i.dtype == dtype && i.m == from->m && i.n == from->n && i.blocks == from->blocks && i.simds == from->simds) {
+      return i.name;
+    }
+  }
+  const auto peak = [&](Dtype t) { return gpu.cu.matrix_flops_per_clk[static_cast<std::size_t>(t)]; };
+  if (peak(dtype) == peak(from->dtype)) return name;
+  std::string problem = "the ";
+  problem += gpu.name;
+  problem += " config has no ";
+  problem += arch::to_string(dtype);
+  problem += " matrix instruction of the shape of " + name + " (" + std::to_string(from->m) + "x" +
+             std::to_string(from->n) + "), and " + std::string(arch::to_string(dtype)) + " runs at another rate than " +
+             std::string(arch::to_string(from->dtype)) + "; name one with --kernel ...," + field + "=INSTRUCTION";
+  throw arch::ConfigError(arch::ValueOrigin{origin, 0, 0, {}}, field, problem);
+}
+
 }  // namespace
 
-KernelSchedule schedule_for(const KernelSchedule& k, const Problem& p, Direction d, const std::string& origin) {
+KernelSchedule schedule_for(const KernelSchedule& k, const Problem& p, Direction d, const arch::GpuSpec& gpu,
+                            const std::string& origin) {
   KernelSchedule out = k;
+  if (d == Direction::fwd && !overridden(k, "fwd.mfma")) {
+    out.fwd.mfma = instruction_for(gpu, k.fwd.mfma, p.dtype, "fwd.mfma", origin);
+  }
+  if (d == Direction::bwd && !overridden(k, "bwd.mfma")) {
+    out.bwd.mfma = instruction_for(gpu, k.bwd.mfma, p.dtype, "bwd.mfma", origin);
+  }
   if (k.any_shape) return out;
   if (d == Direction::fwd && !k.fwd.shapes.empty()) {
     const CodeObjectShape& s = find_shape(k.fwd.shapes, k, p, d, origin);
