@@ -12,6 +12,7 @@
 #include "workloads/analytic.h"
 #include "workloads/functional.h"
 #include "workloads/kernel_program.h"
+#include "workloads/schedule_for.h"
 
 namespace attnsim::cli {
 
@@ -37,7 +38,7 @@ void run_check(const CheckState& st, int& exit_code) {
   const KernelSchedule k = parse_kernel_spec(st.kernel);
   const Direction dir = parse_direction(st.direction);
   const auto gpu = arch::load_arch_file(arch::resolve_arch(st.arch.empty() ? k.native_arch : st.arch), st.sets);
-  const PassPrograms pp = build_pass(p, k, dir, gpu.spec);
+  const PassPrograms pp = build_pass(p, checkable_schedule(k, p, dir, gpu.spec), dir, gpu.spec);
 
   const FunctionalResult fr = run_functional(pp, st.seed);
   const PassCounts ac = analytic_counts(pp);

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "arch/arch_locator.h"
 #include "arch/config_error.h"
 #include "arch/spec_loader.h"
@@ -153,4 +155,19 @@ TEST_CASE("matrix products run with the instructions of the problem's dtype") {
   } catch (const arch::ConfigError& e) {
     CHECK(contains(e.what(), "--kernel fa2: error: key 'fwd.mfma': the NVIDIA H100 SXM5 config has no fp8 matrix instruction"));
   }
+}
+
+TEST_CASE("attnsim check interprets the tile the problem's code object uses") {
+  const auto iterations = [](const std::string& kernel) {
+    const test::CliRun r = test::run_attnsim("check --kernel " + kernel +
+                                                 " --direction bwd --heads 2:2 --seqlen 256 --head-dim 64 --json",
+                                             false);
+    REQUIRE(r.exit_code == 0);
+    return nlohmann::json::parse(r.out)["iterations"].get<std::uint64_t>();
+  };
+  // d=64: the hd64 code object's 32 query rows per iteration, as if set by hand, not the preset's 16.
+  CHECK(iterations("aiter-v3") == iterations("aiter-v3,bwd.block_m=32"));
+  CHECK(iterations("aiter-v3") != iterations("aiter-v3,bwd.block_m=16"));
+  // A shape no code object covers is still checked, at the preset's tile.
+  CHECK(test::run_attnsim("check --kernel aiter-v3 --heads 2:2 --seqlen 64 --head-dim 32").exit_code == 0);
 }

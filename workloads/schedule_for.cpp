@@ -110,4 +110,12 @@ KernelSchedule schedule_for(const KernelSchedule& k, const Problem& p, Direction
   return out;
 }
 
+KernelSchedule checkable_schedule(const KernelSchedule& k, const Problem& p, Direction d, const arch::GpuSpec& gpu) {
+  try {
+    return schedule_for(k, p, d, gpu, "--kernel " + k.name);
+  } catch (const arch::ConfigError&) {
+    return k;  // no code object or instruction for this shape: its logic is still checkable
+  }
+}
+
 }  // namespace attnsim::workloads

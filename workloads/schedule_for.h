@@ -25,4 +25,8 @@ namespace attnsim::workloads {
 KernelSchedule schedule_for(const KernelSchedule& k, const Problem& p, Direction d, const arch::GpuSpec& gpu,
                             const std::string& origin);
 
+// The schedule `attnsim check` interprets: schedule_for's where it has one, else `k` as given (a
+// schedule's logic can be checked at any shape, and small head dimensions keep the check fast).
+KernelSchedule checkable_schedule(const KernelSchedule& k, const Problem& p, Direction d, const arch::GpuSpec& gpu);
+
 }  // namespace attnsim::workloads
