@@ -371,6 +371,10 @@ KernelSchedule validation_kernels(bool amd) {
   b.epilogue = as_estimate(aiter_bwd_epilogue());
   b.preprocess = as_estimate(aiter_preprocess());
   b.convert = as_estimate(aiter_convert());
+  // The kernels take d = 64 or 128 in bf16, at one tile (attention_tiling.h, unsupported()).
+  k.shapes_source = "validation/kernels/attention_tiling.h (unsupported()), bf16 storage (gpu_portability.h)";
+  f.shapes = {{64, 64, {Dtype::bf16}, f.block_m, f.block_n}, {128, 128, {Dtype::bf16}, f.block_m, f.block_n}};
+  b.shapes = {{64, 64, {Dtype::bf16}, b.block_m, b.block_n}, {128, 128, {Dtype::bf16}, b.block_m, b.block_n}};
   return k;
 }
 
