@@ -69,7 +69,7 @@ TEST_CASE("aiter v3 runs each head dimension with its code object's tile") {
 TEST_CASE("a shape no code object covers is an error that says what exists") {
   const std::string d256 = error_of("aiter-v3", shape(256, 256), Direction::fwd);
   CHECK(contains(d256, "--kernel aiter-v3: error: key 'head_dim_qk': no fwd code object of aiter-v3 for head dimension 256"));
-  CHECK(contains(d256, "d=128 (bf16), d=192:128 (bf16), d=128 (fp8)"));
+  CHECK(contains(d256, "d=128 (bf16; causal bottom-right), d=192:128 (bf16; causal bottom-right), d=128 (fp8; causal bottom-right)"));
   CHECK(contains(d256, "fmha_fwd.csv"));
   CHECK(contains(d256, "--kernel aiter-v3,shapes=any"));
   // The forward has no d=64 or d=192:192 code object; the backward has.
@@ -81,7 +81,7 @@ TEST_CASE("a shape no code object covers is an error that says what exists") {
                  "key 'dtype': no fwd code object of aiter-v3 for fp16 at d=128"));
   CHECK(error_of("aiter-v3", shape(128, 128, Dtype::fp16), Direction::bwd).empty());
   // a16 (16-bit dQ atomics): no d=192 code object.
-  CHECK(contains(error_of("aiter-v3-a16", shape(192, 192), Direction::bwd), "cover d=64 (bf16, fp16), d=128 (bf16, fp16)"));
+  CHECK(contains(error_of("aiter-v3-a16", shape(192, 192), Direction::bwd), "cover d=64 (bf16, fp16; causal top-left), d=128 (bf16, fp16; smaller d padded; causal top-left)"));
 }
 
 TEST_CASE("shapes=any and explicit block sizes take precedence over the code objects") {
@@ -170,4 +170,49 @@ TEST_CASE("attnsim check interprets the tile the problem's code object uses") {
   CHECK(iterations("aiter-v3") != iterations("aiter-v3,bwd.block_m=16"));
   // A shape no code object covers is still checked, at the preset's tile.
   CHECK(test::run_attnsim("check --kernel aiter-v3 --heads 2:2 --seqlen 64 --head-dim 32").exit_code == 0);
+}
+
+TEST_CASE("code objects pad smaller head dimensions and implement only their own masks") {
+  const KernelSchedule k = parse_kernel_spec("aiter-v3");
+  // mha_bwd.cu get_padded_hdim: d <= 128 runs the d=128 code object padded (a pddv variant), d <= 64
+  // the d=64 one, which has no padded variant; the forward does not pad.
+  const KernelSchedule b96 = schedule_for(k, shape(96, 96), Direction::bwd, mi300x(), "t");
+  CHECK(b96.bwd.block_m == 16);
+  CHECK(b96.bwd.block_n == 192);
+  CHECK(schedule_for(k, shape(160, 160), Direction::bwd, mi300x(), "t").bwd.block_n == 64);  // d=192's
+  CHECK(contains(error_of("aiter-v3", shape(32, 32), Direction::bwd), "head dimension 32;"));
+  CHECK(contains(error_of("aiter-v3", shape(100, 100), Direction::bwd), "head dimension 100;"));  // not a multiple of 8
+  CHECK(contains(error_of("aiter-v3", shape(96, 96), Direction::fwd), "head dimension 96;"));
+  // Masks: the forward has no window; the backward's window is d=128 a32 only.
+  Problem window = shape(128, 128);
+  window.causal = true;
+  window.window = Window{256, 0};
+  CHECK(contains(error_of("aiter-v3", window, Direction::fwd), "key 'window': no fwd code object of aiter-v3 for a sliding window"));
+  CHECK(error_of("aiter-v3", window, Direction::bwd).empty());
+  window.head_dim_qk = window.head_dim_v = 64;
+  CHECK(contains(error_of("aiter-v3", window, Direction::bwd), "key 'window'"));
+  // a16 has top-left causal code objects only: fine where the diagonals agree (seqlen_q = seqlen_k).
+  Problem causal = shape(128, 128);
+  causal.causal = true;
+  causal.seqlen_q = causal.seqlen_k = 1024;
+  CHECK(error_of("aiter-v3-a16", causal, Direction::bwd).empty());
+  causal.seqlen_k = 2048;
+  CHECK(contains(error_of("aiter-v3-a16", causal, Direction::bwd),
+                 "key 'causal': no bwd code object of aiter-v3-a16 for a causal mask along the bottom-right diagonal"));
+  CHECK(error_of("aiter-v3", causal, Direction::bwd).empty());
+  causal.align = CausalAlign::top_left;  // the forward: bottom-right only
+  CHECK(contains(error_of("aiter-v3", causal, Direction::fwd), "along the top-left diagonal"));
+}
+
+TEST_CASE("the d=192:128 forward launches as its code object does") {
+  // mha_fwd.cu: 256 threads, grid (heads, q tiles, batch), head and tail tiles not merged.
+  const KernelSchedule k = parse_kernel_spec("aiter-v3");
+  const KernelSchedule f = schedule_for(k, shape(192, 128), Direction::fwd, mi300x(), "t");
+  CHECK(f.fwd.waves == 4);
+  CHECK(f.fwd.grid == GridOrder::heads_first);
+  CHECK_FALSE(f.fwd.pair_tiles);
+  const KernelSchedule f128 = schedule_for(k, shape(128, 128), Direction::fwd, mi300x(), "t");
+  CHECK(f128.fwd.waves == 8);
+  CHECK(f128.fwd.grid == GridOrder::blocks_first);
+  CHECK(f128.fwd.pair_tiles);
 }

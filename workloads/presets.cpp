@@ -102,8 +102,16 @@ KernelSchedule aiter_v3(bool a16) {
   // The code objects shipped for gfx942, one per head dimension and dtype, with their tiles (ts_qo,
   // ts_kv). Only d=128 bf16 was disassembled (AITER-CO): the other shapes keep its densities,
   // VGPRs and LDS (docs/workloads.md).
-  k.shapes_source = "ROCm/aiter hsa/gfx942/fmha_v3_fwd/fmha_fwd.csv @41f30ab6, fmha_v3_bwd/fmha_bwd_dqdkdv.csv @5adbf893";
-  f.shapes = {{128, 128, {Dtype::bf16}, 256, 32}, {192, 128, {Dtype::bf16}, 128, 32}, {128, 128, {Dtype::fp8}, 256, 64}};
+  k.shapes_source =
+      "ROCm/aiter hsa/gfx942/fmha_v3_fwd/fmha_fwd.csv @41f30ab6, fmha_v3_bwd/fmha_bwd_dqdkdv.csv @5adbf893; "
+      "csrc/cpp_itfs/mha_fwd.cu @0207a01b, mha_bwd.cu @0a62dd57";
+  // Masks: none, or causal along the bottom-right diagonal (top-left only where the two agree,
+  // seqlen_q = seqlen_k; no window: mha_fwd.cu get_cfg_mask_type @0207a01b). The d=192:128 code
+  // object launches 256 threads on a (heads, q tiles, batch) grid, head and tail tiles unpaired.
+  const CodeObjectMasks fwd_masks{false, true, false};
+  f.shapes = {{128, 128, {Dtype::bf16}, 256, 32, fwd_masks},
+              {192, 128, {Dtype::bf16}, 128, 32, fwd_masks, false, 4, true},
+              {128, 128, {Dtype::fp8}, 256, 64, fwd_masks}};
 
   BwdSchedule& b = k.bwd;
   b.block_m = 16;   // ts_qo (fmha_bwd_dqdkdv.csv)
@@ -126,9 +134,17 @@ KernelSchedule aiter_v3(bool a16) {
   b.preprocess = aiter_preprocess();
   b.convert = aiter_convert();
   b.dq_acc_fp32 = !a16;
-  // (ts_qo, ts) of the a32 and a16 code objects: no a16 one at d=192.
-  b.shapes = {{64, 64, {Dtype::bf16, Dtype::fp16}, 32, 192}, {128, 128, {Dtype::bf16, Dtype::fp16}, 16, 192}};
-  if (!a16) b.shapes.push_back({192, 192, {Dtype::bf16, Dtype::fp16}, 16, 64});
+  // (ts_qo, ts) and masks of the a32 and a16 code objects: a window only at d=128 a32, a16 causal
+  // only along the top-left diagonal, no a16 code object at d=192; d=128 and 192 also run smaller
+  // head dimensions padded (pddv; mha_bwd.cu get_padded_hdim and fmha_v3_bwd @0a62dd57).
+  const std::vector<Dtype> b16{Dtype::bf16, Dtype::fp16};
+  if (a16) {
+    b.shapes = {{64, 64, b16, 32, 192, {true, false, false}}, {128, 128, b16, 16, 192, {true, false, false}, true}};
+  } else {
+    b.shapes = {{64, 64, b16, 32, 192, {true, true, false}},
+                {128, 128, b16, 16, 192, {true, true, true}, true},
+                {192, 192, b16, 16, 64, {true, true, false}, true}};
+  }
   return k;
 }
 
@@ -373,8 +389,9 @@ KernelSchedule validation_kernels(bool amd) {
   b.convert = as_estimate(aiter_convert());
   // The kernels take d = 64 or 128 in bf16, at one tile (attention_tiling.h, unsupported()).
   k.shapes_source = "validation/kernels/attention_tiling.h (unsupported()), bf16 storage (gpu_portability.h)";
-  f.shapes = {{64, 64, {Dtype::bf16}, f.block_m, f.block_n}, {128, 128, {Dtype::bf16}, f.block_m, f.block_n}};
-  b.shapes = {{64, 64, {Dtype::bf16}, b.block_m, b.block_n}, {128, 128, {Dtype::bf16}, b.block_m, b.block_n}};
+  const CodeObjectMasks causal{false, true, false};  // bottom-right causal only, no window (attention_tiling.h)
+  f.shapes = {{64, 64, {Dtype::bf16}, f.block_m, f.block_n, causal}, {128, 128, {Dtype::bf16}, f.block_m, f.block_n, causal}};
+  b.shapes = {{64, 64, {Dtype::bf16}, b.block_m, b.block_n, causal}, {128, 128, {Dtype::bf16}, b.block_m, b.block_n, causal}};
   return k;
 }
 

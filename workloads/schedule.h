@@ -54,13 +54,25 @@ struct FixedMix {
   std::uint32_t issue_only = 0;  // OpCost::issue_only
 };
 
+// The masks a code object implements (a causal mask along either diagonal, a sliding window).
+struct CodeObjectMasks {
+  bool causal_top_left = true, causal_bottom_right = true, window = false;
+};
+
 // A head-dimension and dtype combination that one of a precompiled kernel's shipped code objects
-// covers, and the tile that code object uses (fwd: query rows per workgroup x key rows per
-// iteration; bwd: query rows per iteration x key rows per workgroup).
+// covers, the tile that code object uses (fwd: query rows per workgroup x key rows per iteration;
+// bwd: query rows per iteration x key rows per workgroup), the masks it implements, and how its
+// launch differs from the schedule's where it does.
 struct CodeObjectShape {
   std::uint32_t head_dim_qk = 0, head_dim_v = 0;
   std::vector<Dtype> dtypes;
   std::uint32_t block_m = 0, block_n = 0;
+  CodeObjectMasks masks;
+  // Also runs a smaller head dimension (a multiple of 8, Q/K and V equal) padded to its own, when
+  // no smaller code object of the list covers it (aiter's padded "pddv" variants).
+  bool pads = false;
+  std::uint32_t waves = 0;         // 0: the schedule's
+  bool heads_first_grid = false;   // the grid's fastest index is the head (no head+tail pairing)
 };
 
 // Forward kernel: a Q block per workgroup looping over key blocks with online softmax.

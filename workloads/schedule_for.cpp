@@ -25,19 +25,54 @@ std::string describe(const CodeObjectShape& s) {
     if (i) out += ", ";
     out += arch::to_string(s.dtypes[i]);
   }
+  if (s.pads) out += "; smaller d padded";
+  if (s.masks.causal_top_left != s.masks.causal_bottom_right) {
+    out += s.masks.causal_top_left ? "; causal top-left" : "; causal bottom-right";
+  }
+  if (s.masks.window) out += "; window";
   out += ")";
   return out;
+}
+
+bool has_dtype(const CodeObjectShape& s, Dtype t) { return std::find(s.dtypes.begin(), s.dtypes.end(), t) != s.dtypes.end(); }
+
+// The code object whose head dimensions p runs at: its own, or the smallest larger square one
+// (Q/K and V equal), which pads p's (a multiple of 8) up to its own if it `pads`. Null if none.
+const CodeObjectShape* by_head_dims(const std::vector<CodeObjectShape>& shapes, const Problem& p) {
+  const CodeObjectShape* bucket = nullptr;
+  for (const CodeObjectShape& s : shapes) {
+    if (s.head_dim_qk == p.head_dim_qk && s.head_dim_v == p.head_dim_v) return &s;
+    if (s.head_dim_qk == s.head_dim_v && p.head_dim_qk == p.head_dim_v && s.head_dim_qk > p.head_dim_qk &&
+        (!bucket || s.head_dim_qk < bucket->head_dim_qk)) {
+      bucket = &s;
+    }
+  }
+  if (bucket && bucket->pads && p.head_dim_qk % 8 == 0) return bucket;
+  return nullptr;
+}
+
+// Whether the code object implements p's mask: a window, or a causal mask along p's diagonal
+// (either one where they agree, seqlen_q = seqlen_k).
+bool has_mask(const CodeObjectMasks& m, const Problem& p) {
+  if (p.window) return m.window;
+  if (!p.causal) return true;
+  if (p.seqlen_q == p.seqlen_k && (m.causal_top_left || m.causal_bottom_right)) return true;
+  return p.align == CausalAlign::top_left ? m.causal_top_left : m.causal_bottom_right;
 }
 
 // Finds the shape of `shapes` for p, or throws naming what exists.
 const CodeObjectShape& find_shape(const std::vector<CodeObjectShape>& shapes, const KernelSchedule& k, const Problem& p,
                                   Direction d, const std::string& origin) {
-  const CodeObjectShape* same_dims = nullptr;
+  const CodeObjectShape* dims = by_head_dims(shapes, p);
+  // Another code object of the same head dimensions may hold the dtype (aiter's fp8 forward).
+  const CodeObjectShape* typed = nullptr;
   for (const CodeObjectShape& s : shapes) {
-    if (s.head_dim_qk != p.head_dim_qk || s.head_dim_v != p.head_dim_v) continue;
-    same_dims = &s;
-    if (std::find(s.dtypes.begin(), s.dtypes.end(), p.dtype) != s.dtypes.end()) return s;
+    if (dims && s.head_dim_qk == dims->head_dim_qk && s.head_dim_v == dims->head_dim_v && has_dtype(s, p.dtype)) {
+      typed = &s;
+      break;
+    }
   }
+  if (typed && has_mask(typed->masks, p)) return *typed;
   std::string list;
   for (const CodeObjectShape& s : shapes) {
     if (!list.empty()) list += ", ";
@@ -48,17 +83,24 @@ const CodeObjectShape& find_shape(const std::vector<CodeObjectShape>& shapes, co
                            "). To simulate its schedule at this shape anyway (a kernel that does not exist), " +
                            "use --kernel " + k.name + ",shapes=any";
   const arch::ValueOrigin where{origin, 0, 0, {}};
-  if (same_dims) {
+  const std::string what = "no " + pass + " code object of " + k.name;
+  if (typed) {
+    const std::string mask = p.window ? "a sliding window"
+                                      : std::string("a causal mask along the ") +
+                                            (p.align == CausalAlign::top_left ? "top-left" : "bottom-right") +
+                                            " diagonal with seqlen_q != seqlen_k";
+    throw arch::ConfigError(where, p.window ? "window" : "causal", what + " for " + mask + tail);
+  }
+  if (dims) {
     throw arch::ConfigError(where, "dtype",
-                            "no " + pass + " code object of " + k.name + " for " + std::string(arch::to_string(p.dtype)) +
-                                " at d=" + std::to_string(p.head_dim_qk) + tail);
+                            what + " for " + std::string(arch::to_string(p.dtype)) + " at d=" + std::to_string(p.head_dim_qk) + tail);
   }
-  std::string dims = std::to_string(p.head_dim_qk);
+  std::string hd = std::to_string(p.head_dim_qk);
   if (p.head_dim_v != p.head_dim_qk) {
-    dims += ':';
-    dims += std::to_string(p.head_dim_v);
+    hd += ':';
+    hd += std::to_string(p.head_dim_v);
   }
-  throw arch::ConfigError(where, "head_dim_qk", "no " + pass + " code object of " + k.name + " for head dimension " + dims + tail);
+  throw arch::ConfigError(where, "head_dim_qk", what + " for head dimension " + hd + tail);
 }
 
 // The instruction of `dtype` shaped as `name` (m x n, blocks, SIMDs), or `name` itself where the
@@ -100,11 +142,17 @@ KernelSchedule schedule_for(const KernelSchedule& k, const Problem& p, Direction
     const CodeObjectShape& s = find_shape(k.fwd.shapes, k, p, d, origin);
     if (!overridden(k, "fwd.block_m")) out.fwd.block_m = s.block_m;
     if (!overridden(k, "fwd.block_n")) out.fwd.block_n = s.block_n;
+    if (s.waves && !overridden(k, "fwd.waves")) out.fwd.waves = s.waves;
+    if (s.heads_first_grid && !overridden(k, "fwd.grid")) out.fwd.grid = GridOrder::heads_first;
+    if (s.heads_first_grid && !overridden(k, "fwd.pair_tiles")) out.fwd.pair_tiles = false;
   }
   if (d == Direction::bwd && !k.bwd.shapes.empty()) {
     const CodeObjectShape& s = find_shape(k.bwd.shapes, k, p, d, origin);
     if (!overridden(k, "bwd.block_m")) out.bwd.block_m = s.block_m;
     if (!overridden(k, "bwd.block_n")) out.bwd.block_n = s.block_n;
+    if (s.waves && !overridden(k, "bwd.waves")) out.bwd.waves = s.waves;
+    if (s.heads_first_grid && !overridden(k, "bwd.grid")) out.bwd.grid = GridOrder::heads_first;
+    if (s.heads_first_grid && !overridden(k, "bwd.pair_blocks")) out.bwd.pair_blocks = false;
   }
   validate(out, origin);
   return out;
