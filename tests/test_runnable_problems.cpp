@@ -216,3 +216,16 @@ TEST_CASE("the d=192:128 forward launches as its code object does") {
   CHECK(f128.fwd.grid == GridOrder::blocks_first);
   CHECK(f128.fwd.pair_tiles);
 }
+
+TEST_CASE("a kernel's schedule on another GPU runs that GPU's fastest instruction of the same shape") {
+  // The MI355X config lists gfx950's double-rate 32x32x16 and 16x16x32 bf16 forms (BLOG-MFMA,
+  // LLVM-MCA950) but not the 32x32x8 of aiter's gfx942 forward; its legacy 16x16x16 runs at half rate.
+  const arch::GpuSpec mi355x = arch::load_arch_file(arch::resolve_arch("mi355x")).spec;
+  const KernelSchedule k = parse_kernel_spec("aiter-v3");
+  CHECK(schedule_for(k, shape(128, 128), Direction::fwd, mi355x, "t").fwd.mfma == "v_mfma_f32_32x32x16_bf16");
+  CHECK(schedule_for(k, shape(128, 128), Direction::bwd, mi355x, "t").bwd.mfma == "v_mfma_f32_16x16x32_bf16");
+  CHECK(schedule_for(k, shape(128, 128, Dtype::fp8), Direction::fwd, mi355x, "t").fwd.mfma == "v_mfma_f32_32x32x64_f8f6f4");
+  // On its own GPU the schedule's instruction stays.
+  CHECK(schedule_for(k, shape(128, 128), Direction::bwd, mi300x(), "t").bwd.mfma == "v_mfma_f32_16x16x16_bf16");
+  CHECK(test::run_attnsim("run --approximate --arch mi355x --seqlen 512 --heads 4:4").exit_code == 0);
+}

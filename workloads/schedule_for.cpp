@@ -1,8 +1,11 @@
 #include "workloads/schedule_for.h"
 
 #include <algorithm>
+#include <optional>
 
+#include "arch/arch_locator.h"
 #include "arch/config_error.h"
+#include "arch/spec_loader.h"
 
 namespace attnsim::workloads {
 
@@ -103,18 +106,36 @@ const CodeObjectShape& find_shape(const std::vector<CodeObjectShape>& shapes, co
   throw arch::ConfigError(where, "head_dim_qk", what + " for head dimension " + hd + tail);
 }
 
-// The instruction of `dtype` shaped as `name` (m x n, blocks, SIMDs), or `name` itself where the
-// GPU has none and `dtype` runs at the same peak rate; else throws naming `field`.
-std::string instruction_for(const arch::GpuSpec& gpu, const std::string& name, Dtype dtype, const std::string& field,
-                            const std::string& origin) {
-  const arch::MatrixInstruction* from = gpu.cu.matrix_instruction(name);
-  if (!from || from->dtype == dtype) return name;  // an unknown name is reported where the kernel is built
+// The instruction `name` as the kernel's native GPU defines it, where `gpu` lacks it (a gfx942
+// kernel's schedule run on a gfx950 what-if). Empty if neither defines it.
+std::optional<arch::MatrixInstruction> defined_instruction(const arch::GpuSpec& gpu, const std::string& name,
+                                                           const std::string& native_arch) {
+  if (const arch::MatrixInstruction* i = gpu.cu.matrix_instruction(name)) return *i;
+  const arch::GpuSpec native = arch::load_arch_file(arch::resolve_arch(native_arch)).spec;
+  if (const arch::MatrixInstruction* i = native.cu.matrix_instruction(name)) return *i;
+  return std::nullopt;
+}
+
+// The instruction of `dtype` on `gpu` shaped as `name` (m x n, blocks, SIMDs): the GPU's fastest of
+// that dtype and shape (`name` itself on its native GPU), else `name` where `gpu` has it and `dtype`
+// runs at the same peak rate; else throws naming `field`.
+std::string instruction_for(const arch::GpuSpec& gpu, const std::string& name, Dtype dtype, const std::string& native_arch,
+                            const std::string& field, const std::string& origin) {
+  const std::optional<arch::MatrixInstruction> from = defined_instruction(gpu, name, native_arch);
+  if (!from) return name;  // an unknown name is reported where the kernel is built
+  const bool on_gpu = gpu.cu.matrix_instruction(name) != nullptr;
+  // The fastest of that dtype and shape (FLOPs per cycle; the first in the config of equals).
+  const arch::MatrixInstruction* best = nullptr;
+  const auto rate = [](const arch::MatrixInstruction& i) { return i.flops() / std::max<std::uint32_t>(i.cycles, 1); };
   for (const arch::MatrixInstruction& i : gpu.cu.matrix_instructions) {
-    if (i.dtype == dtype && i.m == from->m && i.n == from->n && i.blocks == from->blocks && i.simds == from->simds) {
-      return i.name;
+    if (i.dtype == dtype && i.m == from->m && i.n == from->n && i.blocks == from->blocks && i.simds == from->simds &&
+        (!best || rate(i) > rate(*best))) {
+      best = &i;
     }
   }
+  if (best) return best->name;
   const auto peak = [&](Dtype t) { return gpu.cu.matrix_flops_per_clk[static_cast<std::size_t>(t)]; };
+  if (!on_gpu) return name;  // reported where the kernel is built, with the GPU's instructions
   if (peak(dtype) == peak(from->dtype)) return name;
   std::string problem = "the ";
   problem += gpu.name;
@@ -132,10 +153,10 @@ KernelSchedule schedule_for(const KernelSchedule& k, const Problem& p, Direction
                             const std::string& origin) {
   KernelSchedule out = k;
   if (d == Direction::fwd && !overridden(k, "fwd.mfma")) {
-    out.fwd.mfma = instruction_for(gpu, k.fwd.mfma, p.dtype, "fwd.mfma", origin);
+    out.fwd.mfma = instruction_for(gpu, k.fwd.mfma, p.dtype, k.native_arch, "fwd.mfma", origin);
   }
   if (d == Direction::bwd && !overridden(k, "bwd.mfma")) {
-    out.bwd.mfma = instruction_for(gpu, k.bwd.mfma, p.dtype, "bwd.mfma", origin);
+    out.bwd.mfma = instruction_for(gpu, k.bwd.mfma, p.dtype, k.native_arch, "bwd.mfma", origin);
   }
   if (k.any_shape) return out;
   if (d == Direction::fwd && !k.fwd.shapes.empty()) {
