@@ -17,9 +17,10 @@ namespace attnsim::workloads {
 //   `--kernel` spec did not set. A direction that lists no shapes (a templated kernel), or
 //   `shapes=any`, keeps its tile. No code object for p: arch::ConfigError (field `head_dim_qk` or
 //   `dtype`) naming the shapes that exist and where they were read.
-// - the matrix instruction of p's dtype with the shape (m x n, blocks, SIMDs) of the schedule's,
-//   unless `--kernel` set it. Where the GPU has none of that shape, a dtype of the same peak rate
-//   keeps the schedule's instruction (bf16 and fp16 on every shipped GPU); another throws
+// - the GPU's fastest matrix instruction of p's dtype with the shape (m x n, blocks, SIMDs) of the
+//   schedule's, unless `--kernel` set it; the shape is read from the preset's native GPU where
+//   `gpu` lacks the named instruction. Where the GPU has none of that shape, a dtype of the same
+//   peak rate keeps the schedule's instruction (bf16 and fp16 on every shipped GPU); another throws
 //   arch::ConfigError (field `fwd.mfma` or `bwd.mfma`).
 // Errors carry `origin`.
 KernelSchedule schedule_for(const KernelSchedule& k, const Problem& p, Direction d, const arch::GpuSpec& gpu,
