@@ -4,8 +4,8 @@
 #include "arch/config_error.h"
 #include "arch/spec_loader.h"
 #include "report/run_report.h"
-#include "workloads/schedule_for.h"
 #include "workloads/schedule.h"
+#include "workloads/schedule_for.h"
 
 namespace attnsim::report {
 

@@ -340,15 +340,13 @@ KernelProgram backward_dq(const Problem& p, const KernelSchedule& k, const Mask&
   return kp;
 }
 
-}  // namespace
-
-namespace {
 // Bytes in decimal gigabytes, as memory capacities are stated ("192.0 GB").
 std::string gigabytes(std::uint64_t bytes) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f GB", static_cast<double>(bytes) / 1e9);
   return text;
 }
+
 }  // namespace
 
 PassPrograms build_pass(const Problem& p, const KernelSchedule& k, Direction dir, const arch::GpuSpec& gpu) {

@@ -147,33 +147,33 @@ std::string instruction_for(const arch::GpuSpec& gpu, const std::string& name, D
   throw arch::ConfigError(arch::ValueOrigin{origin, 0, 0, {}}, field, problem);
 }
 
+// Applies direction d of problem p to `out` (k's FwdSchedule or BwdSchedule `in`, copied): the
+// dtype's matrix instruction, then the tile and launch of the code object that covers p, each for
+// a field `--kernel` did not set. `pair` is the schedule's tile-pairing flag, `pair_field` its name.
+template <class Sched>
+void apply_direction(const KernelSchedule& k, const Sched& in, Sched& out, bool Sched::*pair, const char* pair_field,
+                     const Problem& p, Direction d, const arch::GpuSpec& gpu, const std::string& origin) {
+  const std::string prefix(to_string(d));
+  const auto unset = [&](const char* field) { return !overridden(k, prefix + "." + field); };
+  if (unset("mfma")) out.mfma = instruction_for(gpu, in.mfma, p.dtype, k.native_arch, prefix + ".mfma", origin);
+  if (k.any_shape || in.shapes.empty()) return;
+  const CodeObjectShape& s = find_shape(in.shapes, k, p, d, origin);
+  if (unset("block_m")) out.block_m = s.block_m;
+  if (unset("block_n")) out.block_n = s.block_n;
+  if (s.waves && unset("waves")) out.waves = s.waves;
+  if (s.heads_first_grid && unset("grid")) out.grid = GridOrder::heads_first;
+  if (s.heads_first_grid && unset(pair_field)) out.*pair = false;
+}
+
 }  // namespace
 
 KernelSchedule schedule_for(const KernelSchedule& k, const Problem& p, Direction d, const arch::GpuSpec& gpu,
                             const std::string& origin) {
   KernelSchedule out = k;
-  if (d == Direction::fwd && !overridden(k, "fwd.mfma")) {
-    out.fwd.mfma = instruction_for(gpu, k.fwd.mfma, p.dtype, k.native_arch, "fwd.mfma", origin);
-  }
-  if (d == Direction::bwd && !overridden(k, "bwd.mfma")) {
-    out.bwd.mfma = instruction_for(gpu, k.bwd.mfma, p.dtype, k.native_arch, "bwd.mfma", origin);
-  }
-  if (k.any_shape) return out;
-  if (d == Direction::fwd && !k.fwd.shapes.empty()) {
-    const CodeObjectShape& s = find_shape(k.fwd.shapes, k, p, d, origin);
-    if (!overridden(k, "fwd.block_m")) out.fwd.block_m = s.block_m;
-    if (!overridden(k, "fwd.block_n")) out.fwd.block_n = s.block_n;
-    if (s.waves && !overridden(k, "fwd.waves")) out.fwd.waves = s.waves;
-    if (s.heads_first_grid && !overridden(k, "fwd.grid")) out.fwd.grid = GridOrder::heads_first;
-    if (s.heads_first_grid && !overridden(k, "fwd.pair_tiles")) out.fwd.pair_tiles = false;
-  }
-  if (d == Direction::bwd && !k.bwd.shapes.empty()) {
-    const CodeObjectShape& s = find_shape(k.bwd.shapes, k, p, d, origin);
-    if (!overridden(k, "bwd.block_m")) out.bwd.block_m = s.block_m;
-    if (!overridden(k, "bwd.block_n")) out.bwd.block_n = s.block_n;
-    if (s.waves && !overridden(k, "bwd.waves")) out.bwd.waves = s.waves;
-    if (s.heads_first_grid && !overridden(k, "bwd.grid")) out.bwd.grid = GridOrder::heads_first;
-    if (s.heads_first_grid && !overridden(k, "bwd.pair_blocks")) out.bwd.pair_blocks = false;
+  if (d == Direction::fwd) {
+    apply_direction(k, k.fwd, out.fwd, &FwdSchedule::pair_tiles, "pair_tiles", p, d, gpu, origin);
+  } else {
+    apply_direction(k, k.bwd, out.bwd, &BwdSchedule::pair_blocks, "pair_blocks", p, d, gpu, origin);
   }
   validate(out, origin);
   return out;
