@@ -2,8 +2,10 @@
 // Hkv=8, N=8192, d=128, bf16, causal, forward and backward), one core. Targets (issue "Simulate
 // kernels end to end"): <= 1 s for the default case (about 140 million line requests), <= 1 GiB
 // peak memory. Reports line requests, tile operations and events per second, and peak RSS.
-// Usage: attnsim_bench_engine [--seqlen N] [--batch B] [--kernel PRESET] [--approximate]
-// (--approximate: the approximate mode with its loop batching, as `attnsim run --approximate`)
+// Usage: attnsim_bench_engine [--seqlen N] [--batch B] [--kernel PRESET] [--approximate] [--fast-forward]
+// (--approximate: the approximate mode with its loop batching, as `attnsim run --approximate`;
+// --fast-forward: skip and interpolate rounds of large grids, as `attnsim run --fast-forward`. The
+// largest preset case: --batch 8 --seqlen 16384 --approximate --fast-forward, target <= 10 s.)
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -34,6 +36,8 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--approximate")) {
       options.approximate = true;
       options.loop_batch = sim::kApproximateLoopBatch;
+    } else if (!std::strcmp(argv[i], "--fast-forward")) {
+      options.fast_forward = true;
     } else if (has_value && !std::strcmp(argv[i], "--seqlen")) {
       p.seqlen_q = p.seqlen_k = std::stoull(argv[++i]);
     } else if (has_value && !std::strcmp(argv[i], "--batch")) {
@@ -55,8 +59,17 @@ int main(int argc, char** argv) {
   std::uint64_t tile_ops = 0;
   for (const auto& kr : r.kernels) tile_ops += kr.tile_ops;
   const double lines = static_cast<double>(r.total.tcc_req);
-  std::printf("case: %s fwd+bwd %s on MI300X, %s mode\n", kernel.c_str(), p.describe().c_str(),
-              options.approximate ? "approximate" : "exact");
+  std::uint64_t skipped = 0, workgroups = 0;
+  for (const auto& kr : r.kernels) {
+    skipped += kr.fast_forward.skipped_workgroups;
+    workgroups += kr.workgroups;
+  }
+  std::printf("case: %s fwd+bwd %s on MI300X, %s mode%s\n", kernel.c_str(), p.describe().c_str(),
+              options.approximate ? "approximate" : "exact", options.fast_forward ? ", fast-forward" : "");
+  if (options.fast_forward) {
+    std::printf("fast-forward: %llu of %llu workgroups skipped and interpolated (counts below include them)\n",
+                static_cast<unsigned long long>(skipped), static_cast<unsigned long long>(workgroups));
+  }
   std::printf("simulated %.1f us; wall %.2f s\n", static_cast<double>(r.time) / 1e6, s);
   std::printf("L2 line requests %.1f M (%.1f M/s), tile ops %.1f M (%.2f M/s), events %.1f M (%.0f ns/event)\n",
               lines / 1e6, lines / s / 1e6, static_cast<double>(tile_ops) / 1e6, static_cast<double>(tile_ops) / s / 1e6,

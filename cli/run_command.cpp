@@ -22,6 +22,7 @@ struct RunState {
   bool json = false;
   bool approximate = false;
   std::uint32_t loop_batch = 0;
+  bool fast_forward = false;
 };
 
 void run(const RunState& st) {
@@ -33,6 +34,8 @@ void run(const RunState& st) {
   spec.direction = st.direction;
   spec.approximate = st.approximate;
   spec.loop_batch = st.loop_batch;
+  spec.fast_forward = st.fast_forward;
+  report::check_trace_option(spec, !st.trace.empty());
   nlohmann::json trace;
   std::ofstream trace_file;
   if (!st.trace.empty()) {
@@ -77,11 +80,16 @@ void add_run_command(CLI::App& app) {
                 "approximate mode: loop iterations timed as one step (default " +
                     std::to_string(sim::kApproximateLoopBatch) + "; 1 times every iteration)")
       ->check(CLI::Range(1, 64));
+  c->add_flag("--fast-forward", st->fast_forward,
+              "simulate only some rounds of large grids (warm-up, measured windows, drain) and interpolate the "
+              "rounds skipped between them: several times faster on grids of many rounds; its departure from a full "
+              "run is in docs/model.md (Fast-forward); not with --trace");
   c->footer(
       "Examples:\n"
       "  attnsim run                                                 MI300X, aiter-v3, B=1 Hq=64 Hkv=8 N=8192 causal, fwd+bwd\n"
       "  attnsim run --direction fwd --no-causal --batch 8 --heads 32:8 --seqlen 4096 --json\n"
       "  attnsim run --set clock.engine=1.9GHz --trace run.json\n"
+      "  attnsim run --approximate --fast-forward --batch 8 --seqlen 16384   the largest preset case in seconds\n"
       "  attnsim run --arch mi300x --set cu.lds_size=160KiB --kernel aiter-v3,fwd.block_n=64");
   c->callback([st] { run(*st); });
 }

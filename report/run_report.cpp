@@ -59,6 +59,9 @@ json kernel_json(const arch::GpuSpec& gpu, const sim::KernelResult& k) {
   j["workgroups"] = k.workgroups;
   j["tile_ops"] = k.tile_ops;
   j["loop_batch"] = k.loop_batch;
+  j["fast_forward"] = {{"skipped_workgroups", k.fast_forward.skipped_workgroups},
+                       {"windows", k.fast_forward.windows},
+                       {"extrapolated_us", static_cast<double>(k.fast_forward.extrapolated) / 1e6}};
   j["occupancy"] = {{"workgroups_per_cu", k.occupancy.workgroups_per_cu},
                     {"waves_per_simd", k.occupancy.waves_per_simd},
                     {"vgprs_allocated", k.occupancy.vgprs_allocated},
@@ -104,6 +107,7 @@ json run_report(const RunInputs& in, const sim::RunResult& r) {
   j["kernel"] = in.kernel;
   j["direction"] = in.direction;
   j["tags"] = r.approximate ? "approximate" : "exact";
+  j["fast_forward"] = r.fast_forward;
   if (!in.passes.empty()) j["problem"] = in.passes.front()->problem.describe();
   double fa_flops = 0;
   for (const auto* pp : in.passes) fa_flops += workloads::analytic_counts(*pp).fa_flops;
@@ -150,7 +154,8 @@ std::string render_run_report(const json& j) {
   std::ostringstream os;
   os << "run " << j["kernel"].get<std::string>() << " " << j["direction"].get<std::string>() << "  "
      << j.value("problem", "") << "  (" << j["arch"].get<std::string>() << ")"
-     << (j.value("tags", "exact") == "approximate" ? "  [approximate tags]" : "") << "\n";
+     << (j.value("tags", "exact") == "approximate" ? "  [approximate tags]" : "")
+     << (j.value("fast_forward", false) ? "  [fast-forward]" : "") << "\n";
   os << "  time " << fixed(j["time_us"].get<double>(), 1) << " us, " << fixed(j["tflops"].get<double>(), 1)
      << " TFLOP/s (FA convention, " << fixed(j["fa_flops"].get<double>() / 1e9, 1) << " GFLOP)\n\n";
   TextTable rows;
@@ -188,6 +193,13 @@ std::string render_run_report(const json& j) {
      << ", WRITE_SIZE " << mb(t["l2_fabric_write_bytes"]) << ", MALL hits " << mb(t["mall_hit_bytes"]) << ", HBM read "
      << mb(t["hbm_read_bytes"]) << ", HBM write " << mb(t["hbm_write_bytes"]) << "\n";
   os << "  utilisation is busy time over the kernel's time; clocks are modelled unless pinned (--set clock.engine=...)\n";
+  for (const auto& k : j["kernels"]) {
+    const auto& f = k["fast_forward"];
+    if (f["skipped_workgroups"].get<std::uint64_t>() == 0) continue;
+    os << "  fast-forward: " << k["name"].get<std::string>() << " skipped " << f["skipped_workgroups"].get<std::uint64_t>()
+       << " of " << k["workgroups"].get<std::uint64_t>() << " workgroups, " << fixed(f["extrapolated_us"].get<double>(), 1)
+       << " us interpolated from " << f["windows"].get<std::uint32_t>() << " windows\n";
+  }
   return os.str();
 }
 

@@ -23,10 +23,17 @@ struct PointSpec {
   // Loop iterations per loop step in the approximate mode (0: sim::kApproximateLoopBatch). Contract:
   // more than 1 only with `approximate` (the exact mode times every iteration).
   std::uint32_t loop_batch = 0;
+  // Skip rounds of large grids and interpolate them from measured windows (sim/fast_forward.h).
+  // Contract: not with a trace (a trace shows every workgroup).
+  bool fast_forward = false;
 };
 
 // The passes of a direction text. Contract: throws arch::ConfigError naming `flag` unless fwd, bwd or both.
 std::vector<workloads::Direction> parse_directions(const std::string& text, const std::string& flag = "--direction");
+
+// Contract: throws arch::ConfigError when a trace is asked for a fast-forwarded point (a trace
+// shows every workgroup; fast-forward skips some).
+void check_trace_option(const PointSpec& spec, bool trace);
 
 // Simulates the point and returns its report (report/run_report.h); with `trace` set, also the
 // Perfetto trace. `options` may ask for the approximate mode and a trace; the loop batch is the

@@ -3,31 +3,7 @@
 namespace attnsim::sim {
 
 void TrafficCounters::add(const TrafficCounters& o) {
-  requested_read_bytes += o.requested_read_bytes;
-  requested_write_bytes += o.requested_write_bytes;
-  atomic_bytes += o.atomic_bytes;
-  read_sectors += o.read_sectors;
-  write_sectors += o.write_sectors;
-  atomic_sectors += o.atomic_sectors;
-  tcp_accesses += o.tcp_accesses;
-  tcp_read_hits += o.tcp_read_hits;
-  tcp_tcc_read_req += o.tcp_tcc_read_req;
-  tcp_tcc_write_req += o.tcp_tcc_write_req;
-  l1_read_hit_bytes += o.l1_read_hit_bytes;
-  l1_read_hit_sectors += o.l1_read_hit_sectors;
-  tcc_req += o.tcc_req;
-  tcc_hit += o.tcc_hit;
-  tcc_miss += o.tcc_miss;
-  ea_rdreq += o.ea_rdreq;
-  ea_rdreq_32b += o.ea_rdreq_32b;
-  ea_rdreq_64b += o.ea_rdreq_64b;
-  ea_rdreq_128b += o.ea_rdreq_128b;
-  ea_wrreq += o.ea_wrreq;
-  ea_wrreq_64b += o.ea_wrreq_64b;
-  mall_read_hits += o.mall_read_hits;
-  mall_read_misses += o.mall_read_misses;
-  hbm_read_bytes += o.hbm_read_bytes;
-  hbm_write_bytes += o.hbm_write_bytes;
+  zip(*this, o, [](std::uint64_t& a, std::uint64_t b) { a += b; });
 }
 
 nlohmann::json TrafficCounters::to_json(arch::Vendor vendor) const {

@@ -47,11 +47,43 @@ struct TrafficCounters {
     (atomic ? atomic_sectors : read_sectors) += sectors;
   }
   void add(const TrafficCounters& o);
+  // Calls f(a.x, b.x) for every counter x, a's by reference: the one list of the fields.
+  template <class F>
+  static void zip(TrafficCounters& a, const TrafficCounters& b, F&& f);
   // Every counter by its profiler name on `vendor`'s GPUs: rocprofiler's TCP and TCC counters with
   // FETCH_SIZE_bytes and WRITE_SIZE_bytes on AMD; Nsight Compute's lts__t_sectors_srcunit_tex_op_read,
   // _write and _red (.sum) and dram__bytes_read and _write (.sum) on NVIDIA; plus the bytes and hit
   // rate both share.
   nlohmann::json to_json(arch::Vendor vendor = arch::Vendor::amd) const;
 };
+
+template <class F>
+void TrafficCounters::zip(TrafficCounters& a, const TrafficCounters& b, F&& f) {
+  f(a.requested_read_bytes, b.requested_read_bytes);
+  f(a.requested_write_bytes, b.requested_write_bytes);
+  f(a.atomic_bytes, b.atomic_bytes);
+  f(a.read_sectors, b.read_sectors);
+  f(a.write_sectors, b.write_sectors);
+  f(a.atomic_sectors, b.atomic_sectors);
+  f(a.tcp_accesses, b.tcp_accesses);
+  f(a.tcp_read_hits, b.tcp_read_hits);
+  f(a.tcp_tcc_read_req, b.tcp_tcc_read_req);
+  f(a.tcp_tcc_write_req, b.tcp_tcc_write_req);
+  f(a.l1_read_hit_bytes, b.l1_read_hit_bytes);
+  f(a.l1_read_hit_sectors, b.l1_read_hit_sectors);
+  f(a.tcc_req, b.tcc_req);
+  f(a.tcc_hit, b.tcc_hit);
+  f(a.tcc_miss, b.tcc_miss);
+  f(a.ea_rdreq, b.ea_rdreq);
+  f(a.ea_rdreq_32b, b.ea_rdreq_32b);
+  f(a.ea_rdreq_64b, b.ea_rdreq_64b);
+  f(a.ea_rdreq_128b, b.ea_rdreq_128b);
+  f(a.ea_wrreq, b.ea_wrreq);
+  f(a.ea_wrreq_64b, b.ea_wrreq_64b);
+  f(a.mall_read_hits, b.mall_read_hits);
+  f(a.mall_read_misses, b.mall_read_misses);
+  f(a.hbm_read_bytes, b.hbm_read_bytes);
+  f(a.hbm_write_bytes, b.hbm_write_bytes);
+}
 
 }  // namespace attnsim::sim

@@ -13,6 +13,7 @@
 #include "arch/config_error.h"
 #include "sim/compute_unit.h"
 #include "sim/event_queue.h"
+#include "sim/fast_forward.h"
 
 namespace attnsim::sim {
 
@@ -216,6 +217,10 @@ class KernelRun {
     const std::uint64_t slots = static_cast<std::uint64_t>(xcds_) * cus_per_xcd_ * per_cu_;
     set_batch(batching_keeps_timing(kp, slots) ? options_.loop_batch : 1);
     r.loop_batch = shape_.batch;
+    const std::uint64_t caches = gpu_.l2.size.value * gpu_.l2_instances() + (gpu_.mall.present ? gpu_.mall.size.value : 0);
+    fast_forward_ = FastForward(options_.fast_forward && !options_.trace, r.workgroups, slots,
+                                static_cast<std::uint64_t>(cus_per_xcd_) * per_cu_, caches, kp.grid_blocks * kp.heads);
+    dispatched_ = 0;
     cus_.clear();
     cus_.reserve(static_cast<std::size_t>(xcds_) * cus_per_xcd_);
     for (std::uint32_t i = 0; i < xcds_ * cus_per_xcd_; ++i) cus_.emplace_back(gpu_, engine_.hz(), r.start);
@@ -252,9 +257,8 @@ class KernelRun {
         step(e.target, residents_[e.target], e.kind - 2, e.time);
       }
     }
-    const Tick end = std::max(last_end_, drain_);
+    Tick end = std::max(last_end_, drain_);
     clock_time_ += engine_.hz() * static_cast<double>(end - control_start_);
-    r.clock_hz = end > r.start ? clock_time_ / static_cast<double>(end - r.start) : engine_.hz();
     r.final_clock_hz = engine_.hz();
     r.end = memory_.end_kernel(end, per_xcd_);
     r.per_xcd = per_xcd_;
@@ -273,6 +277,10 @@ class KernelRun {
     r.busy.memory.link -= memory_before.link;
     r.busy.memory.mall -= memory_before.mall;
     r.busy.memory.hbm -= memory_before.hbm;
+    const Tick before = r.end;
+    fast_forward_.extrapolate(r, r.simds, clock_time_);
+    end += r.end - before;
+    r.clock_hz = end > r.start ? clock_time_ / static_cast<double>(end - r.start) : engine_.hz();
     r.mfma_flops = static_cast<double>(r.mfma_instructions) * (mfma_ ? mfma_->flops() : 0.0);
     events_ = queue_.scheduled();
     return r;
@@ -314,6 +322,8 @@ class KernelRun {
       s.join_time = 0;
       std::fill(s.table.begin(), s.table.end(), kNotIssued);
       std::fill(s.ring.begin(), s.ring.end(), -1);
+      ++dispatched_;
+      fast_forward(now);
       for (std::uint32_t l = 0; l < shape_.lanes; ++l) {
         Lane& lane = s.lanes[l];
         lane.cursor.emplace(*shape_.pp, kp, wg, &shape_.filters[std::min(l, kFirstGroupLane)], shape_.batch);
@@ -324,6 +334,62 @@ class KernelRun {
       }
       ++active_;
     }
+  }
+
+  // After a dispatch: at a fast-forward window's boundary, takes the kernel's snapshot and skips
+  // what the plan says: the workgroups next in each XCD's dispatch order (sim/fast_forward.h).
+  void fast_forward(Tick now) {
+    if (!fast_forward_.active()) return;
+    DispatchProgress p;
+    p.dispatched = dispatched_;
+    p.tile_ops = result_->tile_ops;
+    p.now = now;
+    for (const TrafficCounters& c : per_xcd_) {
+      p.requested_bytes += c.requested_read_bytes + c.requested_write_bytes + c.atomic_bytes;
+      p.fabric_requests += c.ea_rdreq;
+    }
+    if (!fast_forward_.after_dispatch(p)) return;
+    const KernelProgram& kp = *shape_.kp;
+    const std::uint32_t first_xcd = gpu_.dispatch.first_xcd % xcds_;
+    std::vector<std::uint64_t> remaining(xcds_);
+    for (std::uint32_t x = 0; x < xcds_; ++x) {
+      const std::uint64_t first = (x + xcds_ - first_xcd) % xcds_;
+      const std::uint64_t ids = kp.workgroups() > first ? (kp.workgroups() - first + xcds_ - 1) / xcds_ : 0;
+      remaining[x] = ids - next_of_xcd_[x];
+    }
+    const std::vector<std::uint64_t> skip = fast_forward_.boundary(snapshot(now), remaining);
+    for (std::uint32_t x = 0; x < xcds_; ++x) {
+      if (skip[x] == 0) continue;
+      const std::uint64_t first = (x + xcds_ - first_xcd) % xcds_;
+      std::uint64_t ops = 0;
+      for (std::uint64_t n = 0; n < skip[x]; ++n) ops += kp.tile_ops(first + (next_of_xcd_[x] + n) * xcds_);
+      next_of_xcd_[x] += skip[x];
+      fast_forward_.skipped(skip[x], ops);
+    }
+  }
+
+  // The kernel's additive results so far (fast-forward's window).
+  KernelSnapshot snapshot(Tick now) const {
+    KernelSnapshot k;
+    k.time = now;
+    k.tile_ops = result_->tile_ops;
+    k.mfma = result_->mfma_instructions;
+    k.valu = result_->valu_instructions;
+    k.trans = result_->trans_instructions;
+    k.lds_bytes = result_->lds_bytes;
+    k.resident_time = result_->resident_time;
+    k.per_xcd = per_xcd_;
+    for (const ComputeUnit& cu : cus_) {
+      k.breakdown.add(cu.breakdown(result_->start, now));
+      k.matrix += cu.matrix_busy();
+      k.vector += cu.vector_busy();
+      k.lds += cu.lds_busy();
+    }
+    k.memory = memory_.busy();
+    k.clock_integral = clock_time_ + engine_.hz() * static_cast<double>(now - control_start_);
+    k.clock_updates = result_->clock_updates;
+    k.dispatched = next_of_xcd_;
+    return k;
   }
 
   // The power controller: sets the engine clock for the next interval from the activity of the
@@ -698,6 +764,8 @@ class KernelRun {
   std::size_t missing_ = 0;         // set by finish_of when an operation is not issued yet
   std::uint32_t xcds_ = 1, cus_per_xcd_ = 1, per_cu_ = 1;
   std::uint64_t active_ = 0;  // resident workgroups
+  FastForward fast_forward_{false, 0, 1, 1, 0, 1};
+  std::uint64_t dispatched_ = 0;  // workgroups dispatched so far (not those fast-forward skipped)
   Tick control_start_ = 0, control_matrix_ = 0;
   std::uint64_t control_hbm_ = 0;
   double clock_time_ = 0;     // integral of the clock over time (Hz x ps)
@@ -763,6 +831,7 @@ RunResult simulate(const std::vector<const PassPrograms*>& passes, const arch::G
   result.time = t;
   result.hierarchy_state_bytes = memory.state_bytes();
   result.approximate = options.approximate;
+  result.fast_forward = options.fast_forward && !options.trace;
   return result;
 }
 

@@ -31,6 +31,16 @@ struct EngineOptions {
   // iterations back becomes 1 + ceil((d - 1) / n) batches back. Part of the approximate mode
   // (docs/model.md).
   std::uint32_t loop_batch = 1;
+  // Skip rounds of large grids, interpolating them from measured windows (sim/fast_forward.h).
+  // Part of the approximate mode; ignored with `trace` (a trace shows every workgroup).
+  bool fast_forward = false;
+};
+
+// What fast-forward did to a kernel (nothing when skipped_workgroups is 0).
+struct FastForwardResult {
+  std::uint64_t skipped_workgroups = 0;  // not simulated
+  std::uint32_t windows = 0;             // measured windows the skips were interpolated from
+  Tick extrapolated = 0;                 // time added for the skipped workgroups, net of the re-warm rounds replaced
 };
 
 // One workgroup's time on a CU (trace).
@@ -70,6 +80,7 @@ struct KernelResult {
   std::uint32_t simds = 0;        // SIMDs the breakdown sums over
   Tick last_retire = 0;           // the last workgroup's retirement (before posted atomics and write-back)
   std::vector<WorkgroupSpan> spans;  // with EngineOptions::trace
+  FastForwardResult fast_forward;
   double time_us() const { return static_cast<double>(end - launch) / 1e6; }
 };
 
@@ -81,6 +92,7 @@ struct RunResult {
   std::uint64_t clock_updates = 0;    // power-controller intervals, all kernels
   std::uint64_t hierarchy_state_bytes = 0;
   bool approximate = false;           // run in the approximate tag mode
+  bool fast_forward = false;          // EngineOptions::fast_forward was asked for
 };
 
 // Simulates the kernels of `passes` in stream order on one GPU (the forward pass before the

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <toml++/toml.h>
@@ -234,8 +235,9 @@ ordered_json canonical_with(const report::PointSpec& spec, const ordered_json& a
         {"layout", std::string(workloads::to_string(p.layout))}}},
       {"kernel", spec.kernel},
       {"direction", spec.direction}};
-  // Only approximate points name their tag mode, so exact points keep the keys of older sweeps.
+  // Only approximate and fast-forwarded points name their mode, so others keep the keys of older sweeps.
   if (spec.approximate) key["tags"] = "approximate";
+  if (spec.fast_forward) key["fast_forward"] = true;
   return key;
 }
 
@@ -281,12 +283,16 @@ SweepSpec load_sweep_text(const std::string& text, const std::string& file) {
         throw ConfigError(at(file, v), "base.tags", "'" + mode + "': expected \"exact\" or \"approximate\"");
       }
       s.base.approximate = mode == "approximate";
+    } else if (key == "fast_forward") {
+      const std::optional<bool> on = v.value<bool>();
+      if (!v.is_boolean() || !on) throw ConfigError(at(file, v), "base.fast_forward", "expected true or false");
+      s.base.fast_forward = *on;
     } else if (key == "problem" && v.is_table()) problem = v.as_table();
     else if (key == "set" && v.is_array()) {
       for (const auto& e : *v.as_array()) s.base.sets.push_back(checked_string(file, "base.set", e));
     } else {
       throw ConfigError(at(file, v), "base." + key,
-                        "unknown key; [base] has arch, set = [\"key=value\", ...], kernel, direction, tags and [base.problem]");
+                        "unknown key; [base] has arch, set = [\"key=value\", ...], kernel, direction, tags, fast_forward and [base.problem]");
     }
   }
   if (!problem) throw ConfigError(ValueOrigin{file, 0, 0, {}}, "base.problem", "missing table [base.problem]");

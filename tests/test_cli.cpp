@@ -87,6 +87,10 @@ TEST_CASE("bad input exits with code 2 and a message naming the problem") {
   const Run zero_batch = run_attnsim("run --approximate --loop-batch 0");
   CHECK(zero_batch.exit_code == 2);
   CHECK(contains(zero_batch.out, "--loop-batch"));
+  // Fast-forward skips workgroups; a trace shows every one: refused before anything is simulated.
+  const Run traced = run_attnsim("run --fast-forward --trace /nonexistent-dir/t.json");
+  CHECK(traced.exit_code == 2);
+  CHECK(contains(traced.out, "key 'fast_forward'"));
 }
 
 TEST_CASE("every command's --help explains itself with an example") {

@@ -140,6 +140,16 @@ TEST_CASE("a sweep's base may choose the approximate tag mode and nothing else b
                  "s.toml:2:8: error: key 'base.tags': 'coarse': expected \"exact\" or \"approximate\""));
 }
 
+TEST_CASE("a sweep's base may ask for fast-forward and its points keep apart from full runs") {
+  const std::string on = std::string(kBase).replace(0, 7, "[base]\nfast_forward = true\n");
+  const auto points = expand(load_sweep_text(on, "s.toml"));
+  CHECK(points[0].spec.fast_forward);
+  CHECK_FALSE(expand(load_sweep_text(kBase, "s.toml"))[0].spec.fast_forward);
+  CHECK(points[0].id != expand(load_sweep_text(kBase, "s.toml"))[0].id);
+  CHECK(contains(error_of(std::string(kBase).replace(0, 7, "[base]\nfast_forward = \"yes\"\n")),
+                 "s.toml:2:16: error: key 'base.fast_forward': expected true or false"));
+}
+
 TEST_CASE("bad sweep specs name the file position and the key") {
   CHECK(contains(error_of("[base\n"), "s.toml:1:"));
   CHECK(contains(error_of(kBase + "[extra]\n"), "s.toml:15:1"));

@@ -456,6 +456,14 @@ Pass KernelProgram::pass(std::uint64_t dispatch_id, std::uint32_t i) const {
   return ps;
 }
 
+std::uint64_t KernelProgram::tile_ops(std::uint64_t wg) const {
+  std::uint64_t ops = 0;
+  for (std::uint32_t i = 0; i < passes(wg); ++i) {
+    ops += prologue.ops.size() + epilogue.ops.size() + pass(wg, i).iterations() * body.ops.size();
+  }
+  return ops;
+}
+
 bool iteration_masked(const KernelProgram& kp, const Pass& pass, std::uint64_t iteration) {
   if (!kp.mask) return false;
   const std::uint64_t inner0 = iteration_block(pass, iteration) * kp.inner_rows;

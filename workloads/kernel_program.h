@@ -52,6 +52,9 @@ struct KernelProgram {
   std::uint64_t workgroups() const { return grid_blocks * heads * batch; }
   std::uint32_t passes(std::uint64_t wg) const;
   Pass pass(std::uint64_t wg, std::uint32_t i) const;
+  // The tile operations workgroup `wg` runs, each loop iteration counted (what WorkgroupCursor
+  // yields, summed over TileOp::count): per pass the prologue, the epilogue and every iteration's body.
+  std::uint64_t tile_ops(std::uint64_t wg) const;
 
   // A dispatch id's grid coordinates (after any XCD remap): grid block, head, batch.
   struct GridCoord {

@@ -1,0 +1,188 @@
+#include "sim/fast_forward.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+
+namespace attnsim::sim {
+
+FastForward::FastForward(bool enabled, std::uint64_t workgroups, std::uint64_t slots, std::uint64_t xcd_slots,
+                         std::uint64_t warm_bytes, std::uint64_t period)
+    : slots_(std::max<std::uint64_t>(1, slots)), xcd_slots_(std::max<std::uint64_t>(1, xcd_slots)),
+      warm_bytes_(warm_bytes) {
+  max_window_ = std::max(kFastForwardMinWindowRounds * slots_, std::min(period, kFastForwardMaxWindowRounds * slots_));
+  const std::uint64_t least = (kFastForwardWarmRounds + kFastForwardRewarmRounds + kFastForwardMinSkippedRounds +
+                               kFastForwardTailRounds + 2 * kFastForwardMinWindowRounds) * slots_;
+  state_ = enabled && slots > 0 && workgroups >= least ? State::warm : State::done;
+}
+
+bool FastForward::round_agrees(const DispatchProgress& p, bool with_fabric) {
+  const std::uint64_t ops = p.tile_ops - round_start_.tile_ops;
+  const double time_rate = p.now > round_start_.now ? static_cast<double>(ops) / static_cast<double>(p.now - round_start_.now) : 0;
+  const double fabric_rate = ops ? static_cast<double>(p.fabric_requests - round_start_.fabric_requests) / static_cast<double>(ops) : 0;
+  const auto agree = [](double a, double b) { return a == b || (b > 0 && std::abs(a / b - 1) <= kFastForwardSteadyChange); };
+  const bool agrees = have_last_round_ && agree(time_rate, last_time_rate_) && (!with_fabric || agree(fabric_rate, last_fabric_rate_));
+  last_time_rate_ = time_rate;
+  last_fabric_rate_ = fabric_rate;
+  have_last_round_ = true;
+  round_start_ = p;
+  return agrees;
+}
+
+bool FastForward::after_dispatch(const DispatchProgress& p) {
+  dispatched_ = p.dispatched;
+  switch (state_) {
+    case State::done:
+      return false;
+    case State::warm: {
+      if (p.dispatched % slots_ != 0) return false;
+      // Only the rate of tile operations must settle: the caches' contents are the warm bytes' job.
+      const bool steady = round_agrees(p, false);
+      return p.dispatched >= kFastForwardWarmRounds * slots_ && p.requested_bytes >= warm_bytes_ && steady;
+    }
+    case State::window: {
+      const std::uint64_t in = p.dispatched - mark_;
+      if (in % slots_ != 0) return false;
+      const bool agrees = round_agrees(p, true);
+      return in >= max_window_ || (in >= kFastForwardMinWindowRounds * slots_ && agrees);
+    }
+    case State::rewarm:
+      return p.dispatched - mark_ >= kFastForwardRewarmRounds * slots_;
+  }
+  return false;
+}
+
+std::uint64_t FastForward::rounds_to_skip(const std::vector<std::uint64_t>& remaining,
+                                          const std::vector<std::uint64_t>& in_window, std::uint64_t windows_after) const {
+  const std::uint64_t xcds = std::max<std::uint64_t>(1, slots_ / xcd_slots_);
+  const std::uint64_t keep = windows_after * (kFastForwardRewarmRounds * xcd_slots_ + (max_window_ + xcds - 1) / xcds) +
+                             kFastForwardTailRounds * xcd_slots_;
+  const std::uint64_t window = std::accumulate(in_window.begin(), in_window.end(), std::uint64_t{0});
+  std::uint64_t rounds = std::numeric_limits<std::uint64_t>::max();
+  for (std::size_t x = 0; x < remaining.size(); ++x) {
+    if (remaining[x] < keep) return 0;
+    if (in_window[x] == 0) continue;  // an XCD that started nothing in the window skips nothing
+    rounds = std::min(rounds, (remaining[x] - keep) * window / (in_window[x] * slots_));
+  }
+  return rounds == std::numeric_limits<std::uint64_t>::max() ? 0 : rounds;
+}
+
+std::vector<std::uint64_t> FastForward::boundary(const KernelSnapshot& now, const std::vector<std::uint64_t>& remaining) {
+  std::vector<std::uint64_t> skip(remaining.size(), 0);
+  if (state_ != State::window) {  // a window opens: after the warm-up, or after a skip's re-warm
+    windows_.push_back(Window{now, {}, false});
+    state_ = State::window;
+    mark_ = dispatched_;
+    have_last_round_ = false;
+    return skip;
+  }
+  Window& w = windows_.back();
+  w.close = now;
+  w.closed = true;
+  state_ = State::done;
+  const std::uint64_t skips_left = kFastForwardSkips - skips_.size();
+  if (skips_left == 0) return skip;
+  std::vector<std::uint64_t> in_window(remaining.size());
+  for (std::size_t x = 0; x < remaining.size(); ++x) in_window[x] = w.close.dispatched[x] - w.open.dispatched[x];
+  // Share what can be skipped evenly among the skips left, keeping a window after each; fewer
+  // skips where the grid is too short for all of them.
+  std::uint64_t rounds = 0;
+  for (std::uint64_t n = skips_left; n > 0 && rounds < kFastForwardMinSkippedRounds; --n) {
+    rounds = rounds_to_skip(remaining, in_window, n) / n;
+  }
+  if (rounds < kFastForwardMinSkippedRounds) return skip;
+  const std::uint64_t window = std::accumulate(in_window.begin(), in_window.end(), std::uint64_t{0});
+  for (std::size_t x = 0; x < remaining.size(); ++x) skip[x] = (in_window[x] * rounds * slots_ + window / 2) / window;
+  skips_.push_back(Skip{windows_.size() - 1, 0, 0});
+  state_ = State::rewarm;
+  mark_ = dispatched_;
+  return skip;
+}
+
+void FastForward::skipped(std::uint64_t workgroups, std::uint64_t tile_ops) {
+  if (skips_.empty()) throw std::logic_error("fast-forward: workgroups skipped outside a skip");
+  skips_.back().workgroups += workgroups;
+  skips_.back().tile_ops += tile_ops;
+}
+
+namespace {
+
+// The window's count `to - from`, scaled. A negative scale (taking a stretch out) gives an unsigned
+// count's two's complement, which the caller's addition wraps back to a subtraction.
+template <class T>
+T scaled(T from, T to, double scale) {
+  return static_cast<T>(std::llround(static_cast<double>(to - from) * scale));
+}
+
+// Adds `scale` times what the kernel did from `open` to `close`; returns the time added.
+Tick add_window(KernelResult& r, const KernelSnapshot& open, const KernelSnapshot& close, double scale,
+                std::uint32_t simds, double& clock_integral) {
+  const Tick shift = scaled(open.time, close.time, scale);
+  r.end += shift;
+  r.last_retire += shift;
+  r.mfma_instructions += scaled(open.mfma, close.mfma, scale);
+  r.valu_instructions += scaled(open.valu, close.valu, scale);
+  r.trans_instructions += scaled(open.trans, close.trans, scale);
+  r.lds_bytes += scaled(open.lds_bytes, close.lds_bytes, scale);
+  r.resident_time += scaled(open.resident_time, close.resident_time, scale);
+  r.clock_updates += scaled(open.clock_updates, close.clock_updates, scale);
+  clock_integral += (close.clock_integral - open.clock_integral) * scale;
+  r.busy.matrix += scaled(open.matrix, close.matrix, scale);
+  r.busy.vector += scaled(open.vector, close.vector, scale);
+  r.busy.lds += scaled(open.lds, close.lds, scale);
+  r.busy.memory.l2 += scaled(open.memory.l2, close.memory.l2, scale);
+  r.busy.memory.link += scaled(open.memory.link, close.memory.link, scale);
+  r.busy.memory.mall += scaled(open.memory.mall, close.memory.mall, scale);
+  r.busy.memory.hbm += scaled(open.memory.hbm, close.memory.hbm, scale);
+  for (std::size_t x = 0; x < r.per_xcd.size(); ++x) {
+    TrafficCounters window = close.per_xcd[x];
+    TrafficCounters::zip(window, open.per_xcd[x], [](std::uint64_t& c, std::uint64_t o) { c -= o; });
+    TrafficCounters::zip(r.per_xcd[x], window,
+                         [scale](std::uint64_t& c, std::uint64_t w) { c += scaled<std::uint64_t>(0, w, scale); });
+  }
+  // The breakdown's parts scale like the counts; the tail takes what rounding leaves, so that the
+  // parts still sum to every SIMD's time over the longer span.
+  TimeBreakdown added;
+  added.matrix = scaled(open.breakdown.matrix, close.breakdown.matrix, scale);
+  added.vector = scaled(open.breakdown.vector, close.breakdown.vector, scale);
+  for (std::size_t i = 0; i < kWaitCauses; ++i) {
+    added.waiting[i] = scaled(open.breakdown.waiting[i], close.breakdown.waiting[i], scale);
+  }
+  added.tail = static_cast<Tick>(simds) * shift - added.total();
+  r.breakdown.add(added);
+  return shift;
+}
+
+}  // namespace
+
+void FastForward::extrapolate(KernelResult& r, std::uint32_t simds, double& clock_integral) const {
+  for (const Skip& s : skips_) {
+    const Window& before = windows_.at(s.before);
+    // The re-warm after the skip ran at a cold start's rate (data the skipped workgroups would have
+    // left in the caches is fetched again): it is replaced, like the skip, by the windows' rate.
+    const bool after_closed = s.before + 1 < windows_.size() && windows_[s.before + 1].closed;
+    const Window& after = after_closed ? windows_[s.before + 1] : before;
+    std::uint64_t ops = s.tile_ops;
+    if (s.before + 1 < windows_.size()) {
+      const KernelSnapshot& rewarmed = windows_[s.before + 1].open;
+      ops += rewarmed.tile_ops - before.close.tile_ops;
+      r.fast_forward.extrapolated += add_window(r, before.close, rewarmed, -1.0, simds, clock_integral);
+    }
+    // The skip's tile operations at the mean of the two windows' rates per tile operation.
+    for (const Window* w : {&before, &after}) {
+      const std::uint64_t window_ops = w->close.tile_ops - w->open.tile_ops;
+      if (window_ops == 0) throw std::logic_error("fast-forward: a window ran no tile operations");
+      const double scale = static_cast<double>(ops) / (2.0 * static_cast<double>(window_ops));
+      r.fast_forward.extrapolated += add_window(r, w->open, w->close, scale, simds, clock_integral);
+    }
+    r.tile_ops += s.tile_ops;
+    r.fast_forward.skipped_workgroups += s.workgroups;
+  }
+  r.fast_forward.windows = static_cast<std::uint32_t>(windows_.size());
+  r.counters = TrafficCounters{};
+  for (const TrafficCounters& c : r.per_xcd) r.counters.add(c);
+}
+
+}  // namespace attnsim::sim

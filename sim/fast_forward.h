@@ -1,0 +1,117 @@
+// Fast-forward of large grids, part of the approximate mode: a kernel whose grid fills many rounds of
+// the GPU's workgroup slots simulates only some of its rounds. After a warm-up it alternates
+// measured windows with skips: the workgroups next in dispatch order are not run, and what they
+// would add (time, counters, busy time, instructions) is interpolated from the windows before and
+// after the skip; the last rounds (the drain) are simulated. docs/model.md, **Fast-forward**.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/counters.h"
+#include "sim/engine.h"
+#include "sim/memory_path.h"
+#include "sim/time.h"
+#include "sim/time_breakdown.h"
+
+namespace attnsim::sim {
+
+// Rounds are of the GPU's workgroup slots (dispatches). The warm-up lasts at least
+// kFastForwardWarmRounds rounds, until the kernel has requested the caches' capacity and its rate of
+// tile operations changed by at most kFastForwardSteadyChange from one round to the next. A window
+// spans at least kFastForwardMinWindowRounds rounds and closes once two rounds in a row agree (within
+// kFastForwardSteadyChange in time and in L2-to-fabric requests per tile operation), or else after
+// one period of the grid (its workgroups per batch), at most kFastForwardMaxWindowRounds rounds: a
+// grid whose traffic varies along the heads of a batch is measured over all of them. Up to
+// kFastForwardSkips skips of at least kFastForwardMinSkippedRounds; after each,
+// kFastForwardRewarmRounds rounds refill the caches before the next window; kFastForwardTailRounds
+// rounds and the last partial one are simulated.
+inline constexpr std::uint64_t kFastForwardWarmRounds = 2;
+inline constexpr double kFastForwardSteadyChange = 0.01;
+inline constexpr std::uint64_t kFastForwardMinWindowRounds = 2;
+inline constexpr std::uint64_t kFastForwardMaxWindowRounds = 8;
+inline constexpr std::uint64_t kFastForwardSkips = 2;
+inline constexpr std::uint64_t kFastForwardMinSkippedRounds = 2;
+inline constexpr std::uint64_t kFastForwardRewarmRounds = 2;
+inline constexpr std::uint64_t kFastForwardTailRounds = 2;
+
+// The additive results of a kernel so far, taken at one moment of its run.
+struct KernelSnapshot {
+  Tick time = 0;
+  std::uint64_t tile_ops = 0, mfma = 0, valu = 0, trans = 0, lds_bytes = 0;
+  Tick resident_time = 0;
+  std::vector<TrafficCounters> per_xcd;
+  Tick matrix = 0, vector = 0, lds = 0;  // busy, summed over SIMDs or CUs
+  LevelBusy memory;
+  TimeBreakdown breakdown;               // SIMD time from the kernel's start to `time`
+  double clock_integral = 0;             // the engine clock integrated over time (Hz x ps)
+  std::uint32_t clock_updates = 0;
+  std::vector<std::uint64_t> dispatched;  // per XCD, skipped workgroups included
+};
+
+// What the engine tells fast-forward after each dispatch: the kernel's progress so far.
+struct DispatchProgress {
+  std::uint64_t dispatched = 0;       // workgroups simulated (skipped ones not counted)
+  std::uint64_t requested_bytes = 0;  // by the CUs
+  std::uint64_t fabric_requests = 0;  // L2-to-fabric read requests
+  std::uint64_t tile_ops = 0;
+  Tick now = 0;
+};
+
+// Plans one kernel's fast-forward as the engine dispatches, and adds what was skipped at the end.
+// Each skip spans a whole number of rounds' time: every XCD skips the workgroups next in its
+// dispatch order that it started in that much time in the window before (an XCD whose workgroups
+// are heavier falls behind as it would), so a grid that runs in lockstep rounds skips whole rounds
+// and keeps its phase. A skip's time and counts (with the re-warm after it, which ran at a cold
+// start's rate) are its tile operations at the mean of the rates per tile operation of the windows
+// before and after it, so a rate that drifts along the grid is followed linearly.
+class FastForward {
+ public:
+  // Contract: `slots` is the GPU's workgroup slots, `xcd_slots` one XCD's, `period` the grid's
+  // workgroups per batch; `enabled` false (or a grid too small to skip anything) plans nothing.
+  FastForward(bool enabled, std::uint64_t workgroups, std::uint64_t slots, std::uint64_t xcd_slots,
+              std::uint64_t warm_bytes, std::uint64_t period);
+  // Whether a window may still open or close (false: nothing more to do for this kernel).
+  bool active() const { return state_ != State::done; }
+  // After a dispatch: true when a window opens or closes now; the engine then calls boundary().
+  bool after_dispatch(const DispatchProgress& p);
+  // At a window boundary, with the kernel's snapshot now and each XCD's workgroups not dispatched
+  // yet: how many workgroups each XCD skips now (all 0: none). The engine then reports the skipped
+  // workgroups and their tile operations with skipped().
+  std::vector<std::uint64_t> boundary(const KernelSnapshot& now, const std::vector<std::uint64_t>& remaining);
+  void skipped(std::uint64_t workgroups, std::uint64_t tile_ops);
+  // At the kernel's end: adds every skip to `r` (its end and last retirement move later, its counts
+  // grow, its tile operations by exactly the skipped ones, its breakdown keeps summing to `simds`
+  // times its span) and the clock's integral over the skips to `clock_integral`.
+  void extrapolate(KernelResult& r, std::uint32_t simds, double& clock_integral) const;
+
+ private:
+  enum class State { warm, window, rewarm, done };
+  struct Skip {
+    std::size_t before = 0;  // the window before it (index into windows_); the one after is before + 1
+    std::uint64_t workgroups = 0, tile_ops = 0;
+  };
+  struct Window {
+    KernelSnapshot open, close;
+    bool closed = false;
+  };
+  // A round ended at `p`: true when its rate of tile operations (and, `with_fabric`, its L2-to-fabric
+  // requests per tile operation) agrees with the round before's.
+  bool round_agrees(const DispatchProgress& p, bool with_fabric);
+  // Rounds of window time to skip now, leaving `windows_after` windows and the tail on every XCD.
+  std::uint64_t rounds_to_skip(const std::vector<std::uint64_t>& remaining, const std::vector<std::uint64_t>& in_window,
+                               std::uint64_t windows_after) const;
+
+  State state_ = State::done;
+  std::uint64_t slots_ = 1, xcd_slots_ = 1, warm_bytes_ = 0;
+  std::uint64_t max_window_ = 1;    // dispatches a window spans at most
+  std::uint64_t mark_ = 0;          // dispatch count the current window or re-warm began at
+  std::uint64_t dispatched_ = 0;    // at the last dispatch
+  DispatchProgress round_start_;    // the current round's start
+  double last_time_rate_ = 0, last_fabric_rate_ = 0;  // the last round's tile operations per ps, requests per operation
+  bool have_last_round_ = false;
+  std::vector<Window> windows_;
+  std::vector<Skip> skips_;
+};
+
+}  // namespace attnsim::sim

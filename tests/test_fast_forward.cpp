@@ -1,0 +1,228 @@
+// Fast-forward (sim/fast_forward.h): its plan on a synthetic grid of lockstep rounds (hand
+// calculation: where the windows open and close and how much is skipped), the accounting that turns
+// the skips back into time and counts (a linear grid must come out as if every round had run), and
+// on real kernels against runs that simulate every workgroup.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "arch/config_error.h"
+#include "report/simulate_point.h"
+#include "sim/fast_forward.h"
+
+using namespace attnsim;
+using sim::DispatchProgress;
+using sim::FastForward;
+using sim::KernelSnapshot;
+
+namespace {
+
+// A grid of 40 rounds on a GPU of 2 XCDs with 4 slots each (8 per round), every round the same:
+// D ps, K tile operations, F fabric requests, M matrix-busy ps and C HBM bytes per XCD.
+constexpr std::uint64_t kXcds = 2, kXcdSlots = 4, kSlots = kXcds * kXcdSlots, kRounds = 40;
+constexpr std::uint64_t kWorkgroups = kRounds * kSlots;
+constexpr sim::Tick D = 1000;
+constexpr std::uint64_t K = 80, F = 40, C = 4096;
+constexpr sim::Tick M = 600;
+constexpr std::uint32_t kSimds = 8;
+
+// The grid after `rounds` rounds (fractions allowed: every quantity grows linearly).
+KernelSnapshot linear_snapshot(double rounds, const std::vector<std::uint64_t>& dispatched) {
+  KernelSnapshot k;
+  k.time = static_cast<sim::Tick>(rounds * D);
+  k.tile_ops = static_cast<std::uint64_t>(rounds * K);
+  k.mfma = k.tile_ops;
+  k.matrix = static_cast<sim::Tick>(rounds * M);
+  k.per_xcd.assign(kXcds, sim::TrafficCounters{});
+  for (auto& c : k.per_xcd) {
+    c.hbm_read_bytes = static_cast<std::uint64_t>(rounds * C);
+    c.ea_rdreq = static_cast<std::uint64_t>(rounds * F / kXcds);
+  }
+  k.breakdown.matrix = k.matrix;
+  k.breakdown.tail = static_cast<sim::Tick>(kSimds) * k.time - k.matrix;
+  k.dispatched = dispatched;
+  return k;
+}
+
+struct Driven {
+  std::vector<std::uint64_t> boundaries;      // simulated dispatch counts of the window boundaries
+  std::vector<std::vector<std::uint64_t>> skips;  // what each boundary skipped, per XCD
+  std::uint64_t simulated = 0;                // workgroups simulated
+  sim::KernelResult result;
+  double clock_integral = 0;
+};
+
+// Drives `ff` through the grid as the engine would: dispatches one round at a time (the n-th
+// simulated dispatch happens after n / kSlots rounds), a boundary's skip moves every XCD's next
+// workgroup on; then the simulated part's totals and the extrapolation.
+Driven drive(FastForward& ff) {
+  Driven d;
+  std::vector<std::uint64_t> next(kXcds, 0);  // per XCD, skipped included
+  std::uint64_t simulated = 0;
+  const auto remaining = [&] {
+    std::vector<std::uint64_t> r;
+    for (std::uint64_t n : next) r.push_back(kWorkgroups / kXcds - n);
+    return r;
+  };
+  while (remaining()[0] > 0) {
+    for (std::uint64_t x = 0; x < kXcds; ++x) {
+      for (std::uint64_t s = 0; s < kXcdSlots && next[x] < kWorkgroups / kXcds; ++s) {
+        ++next[x];
+        ++simulated;
+        const double rounds = static_cast<double>(simulated) / kSlots;
+        DispatchProgress p;
+        p.dispatched = simulated;
+        p.requested_bytes = simulated * 1000;
+        p.tile_ops = static_cast<std::uint64_t>(rounds * K);
+        p.fabric_requests = static_cast<std::uint64_t>(rounds * F);
+        p.now = static_cast<sim::Tick>(rounds * D);
+        if (!ff.after_dispatch(p)) continue;
+        d.boundaries.push_back(simulated);
+        const std::vector<std::uint64_t> skip = ff.boundary(linear_snapshot(rounds, next), remaining());
+        d.skips.push_back(skip);
+        for (std::uint64_t y = 0; y < kXcds; ++y) {
+          next[y] += skip[y];
+          if (skip[y] > 0) ff.skipped(skip[y], skip[y] * K / kSlots);
+        }
+      }
+    }
+  }
+  d.simulated = simulated;
+  const KernelSnapshot end = linear_snapshot(static_cast<double>(simulated) / kSlots, next);
+  d.result.end = d.result.last_retire = end.time;
+  d.result.tile_ops = end.tile_ops;
+  d.result.mfma_instructions = end.mfma;
+  d.result.busy.matrix = end.matrix;
+  d.result.per_xcd = end.per_xcd;
+  d.result.breakdown = end.breakdown;
+  ff.extrapolate(d.result, kSimds, d.clock_integral);
+  return d;
+}
+
+}  // namespace
+
+TEST_CASE("fast-forward plans windows and skips on a grid of lockstep rounds as calculated by hand") {
+  // The window spans at least 2 rounds; a period of 2 rounds keeps it there. Warm-up: round 1 has
+  // no round before it, round 2 agrees with it: the first window opens at 16 dispatches and, its
+  // second round agreeing with its first, closes at 32. Then each XCD has 144 workgroups left; it
+  // keeps 2 re-warm + 2 window rounds for each of the 2 skips left and 2 tail rounds (40), skips
+  // half of the rest in whole rounds of the window's time: (144 - 40) / 4 = 26 rounds, 13 now, 52
+  // workgroups. Re-warm to 48, window to 64; then 76 left, 24 kept, (76 - 24) / 4 = 13 rounds
+  // again. Re-warm to 80, the last window 80 to 96, then 2 tail rounds.
+  FastForward ff(true, kWorkgroups, kSlots, kXcdSlots, 0, 2 * kSlots);
+  const Driven d = drive(ff);
+  CHECK(d.boundaries == std::vector<std::uint64_t>{16, 32, 48, 64, 80, 96});
+  const std::vector<std::uint64_t> none(kXcds, 0), thirteen_rounds(kXcds, 13 * kXcdSlots);
+  CHECK(d.skips == std::vector<std::vector<std::uint64_t>>{none, thirteen_rounds, none, thirteen_rounds, none, none});
+  CHECK(d.simulated == 14 * kSlots);
+  CHECK(d.result.fast_forward.skipped_workgroups == 26 * kSlots);
+  CHECK(d.result.fast_forward.windows == 3);
+}
+
+TEST_CASE("fast-forward adds back exactly what a linear grid's skipped rounds would have taken") {
+  // Every round alike: the 26 rounds skipped and the 2 x 2 re-warm rounds replaced come back at the
+  // windows' rate, so the kernel ends as if all 40 rounds had run, with all their counts.
+  FastForward ff(true, kWorkgroups, kSlots, kXcdSlots, 0, 2 * kSlots);
+  const Driven d = drive(ff);
+  CHECK(d.result.end == kRounds * D);
+  CHECK(d.result.last_retire == kRounds * D);
+  CHECK(d.result.fast_forward.extrapolated == 26 * D);
+  CHECK(d.result.tile_ops == kRounds * K);
+  CHECK(d.result.mfma_instructions == kRounds * K);
+  CHECK(d.result.busy.matrix == kRounds * M);
+  for (const auto& c : d.result.per_xcd) CHECK(c.hbm_read_bytes == kRounds * C);
+  CHECK(d.result.counters.hbm_read_bytes == kXcds * kRounds * C);
+  CHECK(d.result.breakdown.matrix == kRounds * M);
+  CHECK(d.result.breakdown.total() == static_cast<sim::Tick>(kSimds) * kRounds * D);
+}
+
+TEST_CASE("fast-forward leaves a grid too short to skip and a disabled one untouched") {
+  // 11 rounds: warm-up, two windows, a re-warm, two skipped and two tail rounds need 12.
+  for (const bool enabled : {true, false}) {
+    FastForward ff(enabled, (enabled ? 11 : kRounds) * kSlots, kSlots, kXcdSlots, 0, 2 * kSlots);
+    CHECK_FALSE(ff.active());
+  }
+  // Warm bytes not reached: no window opens, nothing is skipped.
+  FastForward cold(true, kWorkgroups, kSlots, kXcdSlots, ~std::uint64_t{0}, 2 * kSlots);
+  const Driven d = drive(cold);
+  CHECK(d.boundaries.empty());
+  CHECK(d.simulated == kWorkgroups);
+  CHECK(d.result.end == kRounds * D);
+  CHECK(d.result.fast_forward.skipped_workgroups == 0);
+}
+
+namespace {
+
+report::PointSpec point(const std::string& arch, const std::string& kernel, const std::string& direction,
+                        std::uint32_t batch, std::uint32_t heads_q, std::uint32_t heads_kv, std::uint64_t seqlen,
+                        bool causal) {
+  report::PointSpec s;
+  s.arch = arch;
+  s.kernel = kernel;
+  s.direction = direction;
+  s.problem.batch = batch;
+  s.problem.heads_q = heads_q;
+  s.problem.heads_kv = heads_kv;
+  s.problem.seqlen_q = s.problem.seqlen_k = seqlen;
+  s.problem.causal = causal;
+  return s;
+}
+
+double relative(double x, double reference) { return reference == 0 ? x : x / reference - 1; }
+
+}  // namespace
+
+TEST_CASE("fast-forward in the approximate mode stays within 1 % in time and 2 % in bytes per level of the exact mode") {
+  // Grids of 13 to 27 rounds of the GPU's slots whose main kernels skip a quarter to a half of their
+  // workgroups (measured: within 0.1 % in time and 0.4 % in bytes). Tile operations are counted
+  // exactly, skipped ones included.
+  struct Case {
+    report::PointSpec spec;
+    std::vector<std::string> skipping;  // kernels that must skip workgroups
+  };
+  const Case cases[] = {
+      {point("mi300x", "aiter-v3", "fwd", 96, 16, 4, 1024, false), {"fwd"}},
+      {point("mi300x", "aiter-v3", "bwd", 128, 16, 4, 512, false), {"bwd_dkdv", "bwd_convert_dq"}},
+      {point("h100", "fa2", "both", 64, 16, 4, 1024, true), {"fwd", "bwd_dkdv"}},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.spec.problem.describe());
+    CAPTURE(c.spec.arch);
+    const nlohmann::json exact = report::simulate_point(c.spec);
+    report::PointSpec fast = c.spec;
+    fast.approximate = fast.fast_forward = true;
+    const nlohmann::json ff = report::simulate_point(fast);
+    CHECK(ff["fast_forward"] == true);
+    CHECK(exact["fast_forward"] == false);
+    CHECK(std::abs(relative(ff["time_us"], exact["time_us"])) <= 0.01);
+    for (const char* level : {"l2_request_bytes", "l2_fabric_read_bytes", "l2_fabric_write_bytes", "mall_hit_bytes",
+                              "hbm_read_bytes", "hbm_write_bytes"}) {
+      CAPTURE(level);
+      CHECK(std::abs(relative(ff["traffic"][level].get<double>(), exact["traffic"][level].get<double>())) <= 0.02);
+    }
+    for (std::size_t i = 0; i < exact["kernels"].size(); ++i) {
+      const nlohmann::json& k = ff["kernels"][i];
+      CAPTURE(k["name"].get<std::string>());
+      CHECK(k["tile_ops"] == exact["kernels"][i]["tile_ops"]);
+      CHECK(exact["kernels"][i]["fast_forward"]["skipped_workgroups"] == 0);
+      for (const std::string& name : c.skipping) {
+        if (k["name"] == name) CHECK(k["fast_forward"]["skipped_workgroups"].get<std::uint64_t>() > k["workgroups"].get<std::uint64_t>() / 5);
+      }
+    }
+  }
+}
+
+TEST_CASE("fast-forward is deterministic and refuses a trace") {
+  report::PointSpec s = point("h100", "fa2", "fwd", 64, 16, 4, 1024, true);
+  s.approximate = s.fast_forward = true;
+  const nlohmann::json a = report::simulate_point(s);
+  CHECK(a["kernels"][0]["fast_forward"]["skipped_workgroups"].get<std::uint64_t>() > 0);
+  CHECK(report::simulate_point(s) == a);
+  nlohmann::json trace;
+  CHECK_THROWS_WITH_AS(report::simulate_point(s, {}, &trace), doctest::Contains("drop --trace or --fast-forward"),
+                       arch::ConfigError);
+}
