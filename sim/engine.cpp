@@ -218,8 +218,14 @@ class KernelRun {
     set_batch(batching_keeps_timing(kp, slots) ? options_.loop_batch : 1);
     r.loop_batch = shape_.batch;
     const std::uint64_t caches = gpu_.l2.size.value * gpu_.l2_instances() + (gpu_.mall.present ? gpu_.mall.size.value : 0);
-    fast_forward_ = FastForward(options_.fast_forward && !options_.trace, r.workgroups, slots,
-                                static_cast<std::uint64_t>(cus_per_xcd_) * per_cu_, caches, kp.grid_blocks * kp.heads);
+    const bool fast_forward = options_.fast_forward && !options_.trace;
+    const std::uint64_t period = kp.grid_blocks * kp.heads;
+    bool equal_work = true;  // over a period (every batch repeats it)
+    for (std::uint64_t wg = 1; fast_forward && equal_work && wg < std::min(period, r.workgroups); ++wg) {
+      equal_work = kp.tile_ops(wg) == kp.tile_ops(0);
+    }
+    fast_forward_ = FastForward(fast_forward, r.workgroups, slots, static_cast<std::uint64_t>(cus_per_xcd_) * per_cu_,
+                                caches, period, equal_work);
     dispatched_ = 0;
     cus_.clear();
     cus_.reserve(static_cast<std::size_t>(xcds_) * cus_per_xcd_);
@@ -764,7 +770,7 @@ class KernelRun {
   std::size_t missing_ = 0;         // set by finish_of when an operation is not issued yet
   std::uint32_t xcds_ = 1, cus_per_xcd_ = 1, per_cu_ = 1;
   std::uint64_t active_ = 0;  // resident workgroups
-  FastForward fast_forward_{false, 0, 1, 1, 0, 1};
+  FastForward fast_forward_{false, 0, 1, 1, 0, 1, true};
   std::uint64_t dispatched_ = 0;  // workgroups dispatched so far (not those fast-forward skipped)
   Tick control_start_ = 0, control_matrix_ = 0;
   std::uint64_t control_hbm_ = 0;

@@ -9,10 +9,13 @@
 namespace attnsim::sim {
 
 FastForward::FastForward(bool enabled, std::uint64_t workgroups, std::uint64_t slots, std::uint64_t xcd_slots,
-                         std::uint64_t warm_bytes, std::uint64_t period)
+                         std::uint64_t warm_bytes, std::uint64_t period, bool equal_work)
     : slots_(std::max<std::uint64_t>(1, slots)), xcd_slots_(std::max<std::uint64_t>(1, xcd_slots)),
       warm_bytes_(warm_bytes) {
   max_window_ = std::max(kFastForwardMinWindowRounds * slots_, std::min(period, kFastForwardMaxWindowRounds * slots_));
+  // Each XCD starts every xcds-th workgroup: its own sequence repeats every period / gcd(period, xcds).
+  const std::uint64_t xcds = std::max<std::uint64_t>(1, slots_ / xcd_slots_);
+  if (!equal_work && period > 0 && period <= max_window_) xcd_period_ = period / std::gcd(period, xcds);
   const std::uint64_t least = (kFastForwardWarmRounds + kFastForwardRewarmRounds + kFastForwardMinSkippedRounds +
                                kFastForwardTailRounds + 2 * kFastForwardMinWindowRounds) * slots_;
   state_ = enabled && slots > 0 && workgroups >= least ? State::warm : State::done;
@@ -32,7 +35,7 @@ bool FastForward::round_agrees(const DispatchProgress& p, bool with_fabric) {
 }
 
 bool FastForward::after_dispatch(const DispatchProgress& p) {
-  dispatched_ = p.dispatched;
+  last_ = p;
   switch (state_) {
     case State::done:
       return false;
@@ -74,7 +77,8 @@ std::vector<std::uint64_t> FastForward::boundary(const KernelSnapshot& now, cons
   if (state_ != State::window) {  // a window opens: after the warm-up, or after a skip's re-warm
     windows_.push_back(Window{now, {}, false});
     state_ = State::window;
-    mark_ = dispatched_;
+    mark_ = last_.dispatched;
+    round_start_ = last_;  // the window's first round starts now (not where the re-warm began)
     have_last_round_ = false;
     return skip;
   }
@@ -94,10 +98,16 @@ std::vector<std::uint64_t> FastForward::boundary(const KernelSnapshot& now, cons
   }
   if (rounds < kFastForwardMinSkippedRounds) return skip;
   const std::uint64_t window = std::accumulate(in_window.begin(), in_window.end(), std::uint64_t{0});
-  for (std::size_t x = 0; x < remaining.size(); ++x) skip[x] = (in_window[x] * rounds * slots_ + window / 2) / window;
+  for (std::size_t x = 0; x < remaining.size(); ++x) {
+    skip[x] = (in_window[x] * rounds * slots_ + window / 2) / window;
+    // Workgroups of unequal work: skip whole periods of the XCD's sequence, so that the workgroups
+    // it resumes with follow those it still runs as they would. Equal ones run in lockstep rounds,
+    // whose phase sets the tail: they keep whole rounds.
+    if (xcd_period_ > 0) skip[x] = skip[x] / xcd_period_ * xcd_period_;
+  }
   skips_.push_back(Skip{windows_.size() - 1, 0, 0});
   state_ = State::rewarm;
-  mark_ = dispatched_;
+  mark_ = last_.dispatched;
   return skip;
 }
 

@@ -62,15 +62,17 @@ struct DispatchProgress {
 // Each skip spans a whole number of rounds' time: every XCD skips the workgroups next in its
 // dispatch order that it started in that much time in the window before (an XCD whose workgroups
 // are heavier falls behind as it would), so a grid that runs in lockstep rounds skips whole rounds
-// and keeps its phase. A skip's time and counts (with the re-warm after it, which ran at a cold
+// and keeps its phase; a grid of unequal workgroups skips whole periods of each XCD's sequence
+// where a window spans one. A skip's time and counts (with the re-warm after it, which ran at a cold
 // start's rate) are its tile operations at the mean of the rates per tile operation of the windows
 // before and after it, so a rate that drifts along the grid is followed linearly.
 class FastForward {
  public:
   // Contract: `slots` is the GPU's workgroup slots, `xcd_slots` one XCD's, `period` the grid's
-  // workgroups per batch; `enabled` false (or a grid too small to skip anything) plans nothing.
+  // workgroups per batch, `equal_work` whether its workgroups all run as many tile operations (they
+  // then run in lockstep rounds); `enabled` false (or a grid too small to skip anything) plans nothing.
   FastForward(bool enabled, std::uint64_t workgroups, std::uint64_t slots, std::uint64_t xcd_slots,
-              std::uint64_t warm_bytes, std::uint64_t period);
+              std::uint64_t warm_bytes, std::uint64_t period, bool equal_work);
   // Whether a window may still open or close (false: nothing more to do for this kernel).
   bool active() const { return state_ != State::done; }
   // After a dispatch: true when a window opens or closes now; the engine then calls boundary().
@@ -105,8 +107,9 @@ class FastForward {
   State state_ = State::done;
   std::uint64_t slots_ = 1, xcd_slots_ = 1, warm_bytes_ = 0;
   std::uint64_t max_window_ = 1;    // dispatches a window spans at most
+  std::uint64_t xcd_period_ = 0;    // skips are whole multiples of it (0: whole rounds suffice)
   std::uint64_t mark_ = 0;          // dispatch count the current window or re-warm began at
-  std::uint64_t dispatched_ = 0;    // at the last dispatch
+  DispatchProgress last_;           // at the last dispatch
   DispatchProgress round_start_;    // the current round's start
   double last_time_rate_ = 0, last_fabric_rate_ = 0;  // the last round's tile operations per ps, requests per operation
   bool have_last_round_ = false;

@@ -113,7 +113,7 @@ TEST_CASE("fast-forward plans windows and skips on a grid of lockstep rounds as 
   // half of the rest in whole rounds of the window's time: (144 - 40) / 4 = 26 rounds, 13 now, 52
   // workgroups. Re-warm to 48, window to 64; then 76 left, 24 kept, (76 - 24) / 4 = 13 rounds
   // again. Re-warm to 80, the last window 80 to 96, then 2 tail rounds.
-  FastForward ff(true, kWorkgroups, kSlots, kXcdSlots, 0, 2 * kSlots);
+  FastForward ff(true, kWorkgroups, kSlots, kXcdSlots, 0, 2 * kSlots, true);
   const Driven d = drive(ff);
   CHECK(d.boundaries == std::vector<std::uint64_t>{16, 32, 48, 64, 80, 96});
   const std::vector<std::uint64_t> none(kXcds, 0), thirteen_rounds(kXcds, 13 * kXcdSlots);
@@ -126,7 +126,7 @@ TEST_CASE("fast-forward plans windows and skips on a grid of lockstep rounds as 
 TEST_CASE("fast-forward adds back exactly what a linear grid's skipped rounds would have taken") {
   // Every round alike: the 26 rounds skipped and the 2 x 2 re-warm rounds replaced come back at the
   // windows' rate, so the kernel ends as if all 40 rounds had run, with all their counts.
-  FastForward ff(true, kWorkgroups, kSlots, kXcdSlots, 0, 2 * kSlots);
+  FastForward ff(true, kWorkgroups, kSlots, kXcdSlots, 0, 2 * kSlots, true);
   const Driven d = drive(ff);
   CHECK(d.result.end == kRounds * D);
   CHECK(d.result.last_retire == kRounds * D);
@@ -140,14 +140,29 @@ TEST_CASE("fast-forward adds back exactly what a linear grid's skipped rounds wo
   CHECK(d.result.breakdown.total() == static_cast<sim::Tick>(kSimds) * kRounds * D);
 }
 
+TEST_CASE("fast-forward skips whole periods of each XCD's sequence when workgroups differ in work") {
+  // A period of 3 rounds (24 workgroups: 12 per XCD) and workgroups of unequal work: the window may
+  // span 3 rounds, so each skip keeps 2 re-warm rounds and 12 workgroups of window per XCD. First
+  // skip: (144 - 2 x 20 - 8) / 4 / 2 = 12 rounds, 48 workgroups, a multiple of 12. Second: 80 left,
+  // (80 - 28) / 4 = 13 rounds, 52 workgroups, cut to 48. The grid still comes out whole.
+  FastForward ff(true, kWorkgroups, kSlots, kXcdSlots, 0, 3 * kSlots, false);
+  const Driven d = drive(ff);
+  CHECK(d.boundaries == std::vector<std::uint64_t>{16, 32, 48, 64, 80, 96});
+  const std::vector<std::uint64_t> none(kXcds, 0), four_periods(kXcds, 48);
+  CHECK(d.skips == std::vector<std::vector<std::uint64_t>>{none, four_periods, none, four_periods, none, none});
+  CHECK(d.simulated == 16 * kSlots);
+  CHECK(d.result.end == kRounds * D);
+  CHECK(d.result.tile_ops == kRounds * K);
+}
+
 TEST_CASE("fast-forward leaves a grid too short to skip and a disabled one untouched") {
   // 11 rounds: warm-up, two windows, a re-warm, two skipped and two tail rounds need 12.
   for (const bool enabled : {true, false}) {
-    FastForward ff(enabled, (enabled ? 11 : kRounds) * kSlots, kSlots, kXcdSlots, 0, 2 * kSlots);
+    FastForward ff(enabled, (enabled ? 11 : kRounds) * kSlots, kSlots, kXcdSlots, 0, 2 * kSlots, true);
     CHECK_FALSE(ff.active());
   }
   // Warm bytes not reached: no window opens, nothing is skipped.
-  FastForward cold(true, kWorkgroups, kSlots, kXcdSlots, ~std::uint64_t{0}, 2 * kSlots);
+  FastForward cold(true, kWorkgroups, kSlots, kXcdSlots, ~std::uint64_t{0}, 2 * kSlots, true);
   const Driven d = drive(cold);
   CHECK(d.boundaries.empty());
   CHECK(d.simulated == kWorkgroups);
