@@ -3,7 +3,11 @@
 // The stream replays the memory operations of the default case (B=1, Hq=64, Hkv=8, N=8192, d=128,
 // bf16, causal, aiter-v3, forward and backward): workgroup i on XCD i mod 8, eight workgroups
 // interleaved op by op as they run side by side; L2 misses and write-backs go to the MALL.
-// Usage: attnsim_bench_cache_probes [--seqlen N]
+// With --approximate the same stream goes through the engine's memory path in the approximate tag
+// mode (tags per group of a tile's rows, every line still counted; the channels' timing included,
+// the CUs' L1s too), loop iterations in steps of sim::kApproximateLoopBatch as the engine's
+// approximate mode issues them: it reports the line requests the L2s and the MALL resolved per second.
+// Usage: attnsim_bench_cache_probes [--seqlen N] [--approximate]
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +18,8 @@
 #include "arch/arch_locator.h"
 #include "arch/spec_loader.h"
 #include "sim/cache.h"
+#include "sim/engine.h"
+#include "sim/memory_path.h"
 #include "workloads/kernel_program.h"
 #include "workloads/presets.h"
 
@@ -21,10 +27,83 @@ using namespace attnsim;
 using namespace attnsim::sim;
 using namespace attnsim::workloads;
 
+namespace {
+
+// The default case's memory operations through MemoryPath in the approximate tag mode.
+int replay_approximate(const arch::GpuSpec& gpu, const Problem& p, const KernelSchedule& k) {
+  MemoryPath memory(gpu, gpu.clock.engine_max.value, TagMode::approximate);
+  std::vector<TrafficCounters> per_xcd(gpu.chip.xcds);
+  std::vector<RowSpan> spans;  // reused: no allocation once grown
+  double seconds = 0;
+  std::uint64_t bytes = 0;
+  for (Direction d : {Direction::fwd, Direction::bwd}) {
+    const PassPrograms pp = build_pass(p, k, d, gpu);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (const auto& kp : pp.kernels) {
+      memory.start_kernel();
+      for (std::uint64_t wg0 = 0; wg0 < kp.workgroups(); wg0 += gpu.chip.xcds) {
+        std::vector<WorkgroupCursor> cursors;
+        for (std::uint64_t wg = wg0; wg < std::min(kp.workgroups(), wg0 + gpu.chip.xcds); ++wg) {
+          cursors.emplace_back(pp, kp, wg, nullptr, kApproximateLoopBatch);
+        }
+        const std::uint32_t cu = static_cast<std::uint32_t>((wg0 / gpu.chip.xcds) % gpu.chip.cus_per_xcd);
+        for (bool any = true; any;) {
+          any = false;
+          for (std::size_t c = 0; c < cursors.size(); ++c) {
+            TileOp op;
+            if (!cursors[c].next(op)) continue;
+            any = true;
+            if (!is_memory(op.op->action)) continue;
+            const std::uint32_t xcd = static_cast<std::uint32_t>((wg0 + c) % gpu.chip.xcds);
+            const TensorDesc& desc = (*pp.tensors)[op.op->tensor];
+            spans.clear();
+            for (std::uint64_t i = op.first; i < op.first + op.count; ++i) {  // a step of loop iterations
+              for_each_tile(pp, kp, *op.op, cursors[c].current_pass(), i,
+                            [&](const TileRef& t) { bytes += append_tile_rows(spans, desc, t); });
+            }
+            if (spans.empty()) continue;
+            if (op.op->action == Action::atomic_dq) {
+              memory.atomic_spans(xcd, spans.data(), spans.size(), 0, per_xcd[xcd]);
+            } else if (is_store(op.op->action)) {
+              memory.write_spans(xcd, spans.data(), spans.size(), 0, per_xcd[xcd]);
+            } else {
+              memory.read_spans(xcd, xcd * gpu.chip.cus_per_xcd + cu, spans.data(), spans.size(), 0, per_xcd[xcd]);
+            }
+          }
+        }
+      }
+      memory.end_kernel(0, per_xcd);
+    }
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  TrafficCounters total;
+  for (const auto& c : per_xcd) total.add(c);
+  const double l2 = static_cast<double>(total.tcc_req);
+  const double mall = static_cast<double>(total.mall_read_hits + total.mall_read_misses);
+  std::printf("case: %s aiter-v3 fwd+bwd, memory ops through the memory path, approximate tags\n", p.describe().c_str());
+  std::printf("bytes requested: %.2f GB\nL2 line requests: %.1f M (hit rate %.1f %%), MALL line lookups: %.1f M\n", bytes / 1e9,
+              l2 / 1e6, 100 * total.l2_hit_rate(), mall / 1e6);
+  std::printf("time: %.3f s (workload streaming and channel timing included)\n", seconds);
+  std::printf("rate: %.1f million L2 line requests/s, %.1f million L2 + MALL line lookups/s\n", l2 / seconds / 1e6,
+              (l2 + mall) / seconds / 1e6);
+  std::printf("hierarchy tag state: %.1f MiB\n", memory.state_bytes() / 1048576.0);
+  return 0;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   std::uint64_t seqlen = 8192;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--seqlen") == 0) seqlen = std::stoull(argv[i + 1]);
+  bool approximate = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--approximate") == 0) {
+      approximate = true;
+    } else if (std::strcmp(argv[i], "--seqlen") == 0 && i + 1 < argc) {
+      seqlen = std::stoull(argv[++i]);
+    } else {
+      std::fprintf(stderr, "attnsim_bench_cache_probes: unknown or incomplete option '%s'\n", argv[i]);
+      return 2;
+    }
   }
   const arch::GpuSpec gpu = arch::load_arch_file(arch::resolve_arch("mi300x")).spec;
   std::vector<SetAssocCache> l2;
@@ -42,6 +121,7 @@ int main(int argc, char** argv) {
   p.seqlen_q = p.seqlen_k = seqlen;
   p.causal = true;
   const KernelSchedule k = parse_kernel_spec("aiter-v3");
+  if (approximate) return replay_approximate(gpu, p, k);
   std::uint64_t probes = 0, l2_misses = 0, mall_misses = 0, bytes = 0;
   std::vector<Run> runs, misses, writebacks;  // reused: no allocation once grown
   double seconds = 0;

@@ -681,21 +681,7 @@ class KernelRun {
     const bool approximate = memory_.mode() == TagMode::approximate;
     if (approximate) {
       spans_.clear();
-      for_each_iteration_tile(s, l, op, [&](const TileRef& t) {
-        const workloads::TileRows r = workloads::tile_rows(d, t.slice, t.b, t.head, t.row0, t.rows);
-        if (r.rows == 0) return;
-        bytes += r.rows * r.row_bytes;
-        if (!spans_.empty()) {
-          // The next rows of the span before (consecutive tiles of a batch of iterations): one span.
-          RowSpan& p = spans_.back();
-          if (p.row_bytes == r.row_bytes && p.stride == r.stride && p.first_row + p.rows == t.row0 &&
-              p.address + p.rows * p.stride == r.address) {
-            p.rows += static_cast<std::uint32_t>(r.rows);
-            return;
-          }
-        }
-        spans_.push_back(RowSpan{r.address, r.row_bytes, r.stride, static_cast<std::uint32_t>(r.rows), t.row0});
-      });
+      for_each_iteration_tile(s, l, op, [&](const TileRef& t) { bytes += append_tile_rows(spans_, d, t); });
     } else {
       const std::uint64_t line = memory_.line_bytes();
       lines_.clear();

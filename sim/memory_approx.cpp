@@ -5,6 +5,21 @@
 
 namespace attnsim::sim {
 
+std::uint64_t append_tile_rows(std::vector<RowSpan>& spans, const workloads::TensorDesc& d, const workloads::TileRef& t) {
+  const workloads::TileRows r = workloads::tile_rows(d, t.slice, t.b, t.head, t.row0, t.rows);
+  if (r.rows == 0) return 0;
+  if (!spans.empty()) {
+    RowSpan& p = spans.back();
+    if (p.row_bytes == r.row_bytes && p.stride == r.stride && p.first_row + p.rows == t.row0 &&
+        p.address + p.rows * p.stride == r.address) {
+      p.rows += static_cast<std::uint32_t>(r.rows);
+      return r.rows * r.row_bytes;
+    }
+  }
+  spans.push_back(RowSpan{r.address, r.row_bytes, r.stride, static_cast<std::uint32_t>(r.rows), t.row0});
+  return r.rows * r.row_bytes;
+}
+
 namespace {
 // The byte range [lo, hi) of the L2 line at `line` (an offset within a flat chunk group, or of a
 // whole-line row: then lo = 0 and hi = ~0) that a group's request covers, relative to the line.

@@ -22,6 +22,8 @@
 #include "sim/l1_cache.h"
 #include "sim/time.h"
 #include "sim/time_breakdown.h"
+#include "workloads/kernel_program.h"
+#include "workloads/tensors.h"
 
 namespace attnsim::sim {
 
@@ -47,6 +49,10 @@ struct RowSpan {
   std::uint32_t rows = 0;
   std::uint64_t first_row = 0;
 };
+
+// Appends the rows tile `t` of tensor `d` touches to `spans`, extending the last span where they
+// continue it (consecutive tiles of a batch of loop iterations); returns their bytes.
+std::uint64_t append_tile_rows(std::vector<RowSpan>& spans, const workloads::TensorDesc& d, const workloads::TileRef& t);
 
 // How the tags of the caches are kept: exact set-associative LRU per line, or the approximate
 // mode's groups of lines (a tile's rows of one head), bounded against the exact mode in tests.
