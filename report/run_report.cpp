@@ -193,12 +193,17 @@ std::string render_run_report(const json& j) {
      << ", WRITE_SIZE " << mb(t["l2_fabric_write_bytes"]) << ", MALL hits " << mb(t["mall_hit_bytes"]) << ", HBM read "
      << mb(t["hbm_read_bytes"]) << ", HBM write " << mb(t["hbm_write_bytes"]) << "\n";
   os << "  utilisation is busy time over the kernel's time; clocks are modelled unless pinned (--set clock.engine=...)\n";
+  bool skipped_any = false;
   for (const auto& k : j["kernels"]) {
     const auto& f = k["fast_forward"];
     if (f["skipped_workgroups"].get<std::uint64_t>() == 0) continue;
+    skipped_any = true;
     os << "  fast-forward: " << k["name"].get<std::string>() << " skipped " << f["skipped_workgroups"].get<std::uint64_t>()
        << " of " << k["workgroups"].get<std::uint64_t>() << " workgroups, " << fixed(f["extrapolated_us"].get<double>(), 1)
        << " us interpolated from " << f["windows"].get<std::uint32_t>() << " windows\n";
+  }
+  if (j.value("fast_forward", false) && !skipped_any) {
+    os << "  fast-forward: nothing skipped (a grid needs 12 rounds of the GPU's workgroup slots or more, and a steady stretch)\n";
   }
   return os.str();
 }

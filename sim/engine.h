@@ -32,7 +32,7 @@ struct EngineOptions {
   // (docs/model.md).
   std::uint32_t loop_batch = 1;
   // Skip rounds of large grids, interpolating them from measured windows (sim/fast_forward.h).
-  // Part of the approximate mode; ignored with `trace` (a trace shows every workgroup).
+  // Either tag mode; ignored with `trace` (a trace shows every workgroup).
   bool fast_forward = false;
 };
 

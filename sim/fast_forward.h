@@ -1,8 +1,9 @@
-// Fast-forward of large grids, part of the approximate mode: a kernel whose grid fills many rounds of
-// the GPU's workgroup slots simulates only some of its rounds. After a warm-up it alternates
-// measured windows with skips: the workgroups next in dispatch order are not run, and what they
-// would add (time, counters, busy time, instructions) is interpolated from the windows before and
-// after the skip; the last rounds (the drain) are simulated. docs/model.md, **Fast-forward**.
+// Fast-forward of large grids (EngineOptions::fast_forward, either tag mode): a kernel whose grid
+// fills many rounds of the GPU's workgroup slots simulates only some of its rounds. After a warm-up
+// it alternates measured windows with skips: the workgroups next in dispatch order are not run, and
+// what they would add (time, counters, busy time, instructions) is interpolated from the windows
+// before and after the skip; the last rounds (the drain) are simulated. docs/model.md,
+// **Fast-forward**.
 #pragma once
 
 #include <cstdint>

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "arch/config_error.h"
+#include "cli_runner.h"
 #include "report/simulate_point.h"
 #include "sim/fast_forward.h"
 
@@ -240,4 +241,18 @@ TEST_CASE("fast-forward is deterministic and refuses a trace") {
   nlohmann::json trace;
   CHECK_THROWS_WITH_AS(report::simulate_point(s, {}, &trace), doctest::Contains("drop --trace or --fast-forward"),
                        arch::ConfigError);
+}
+
+TEST_CASE("the readable report says what fast-forward skipped and when it skipped nothing") {
+  const attnsim::test::CliRun skipped =
+      attnsim::test::run_attnsim("run --approximate --fast-forward --arch h100 --kernel fa2 --direction fwd --batch 64 "
+                                 "--heads 16:4 --seqlen 1024 --causal");
+  CHECK(skipped.exit_code == 0);
+  CHECK(attnsim::test::contains(skipped.out, "[fast-forward]"));
+  CHECK(attnsim::test::contains(skipped.out, "fast-forward: fwd skipped "));
+  CHECK(attnsim::test::contains(skipped.out, " of 8192 workgroups"));
+  const attnsim::test::CliRun small = attnsim::test::run_attnsim(
+      "run --approximate --fast-forward --direction fwd --batch 1 --heads 2:1 --seqlen 256 --no-causal");
+  CHECK(small.exit_code == 0);
+  CHECK(attnsim::test::contains(small.out, "fast-forward: nothing skipped"));
 }
