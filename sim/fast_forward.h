@@ -90,10 +90,12 @@ class FastForward {
 
  private:
   enum class State { warm, window, rewarm, done };
+  // Workgroups skipped at one window's close, and their tile operations.
   struct Skip {
     std::size_t before = 0;  // the window before it (index into windows_); the one after is before + 1
     std::uint64_t workgroups = 0, tile_ops = 0;
   };
+  // A measured stretch: the kernel's snapshots where it opened and closed.
   struct Window {
     KernelSnapshot open, close;
     bool closed = false;
