@@ -26,6 +26,7 @@ struct ValidateState {
   double max_mape = 0;
   bool json = false;
   bool approximate = false;  // the engine's approximate tag mode for every case
+  bool fast_forward = false;  // fast-forward of large grids for every case
 };
 
 // The clock of the case's class of work, as measured: the config's published clock of full matrix
@@ -49,7 +50,7 @@ void run_validate(const ValidateState& st, int& exit_code) {
   std::map<std::string, nlohmann::json> cache;
   const auto simulate = [&](report::PointSpec spec) {
     std::string key = spec.arch + "|" + spec.kernel + "|" + spec.direction + "|" + spec.problem.describe() +
-                      (spec.approximate ? "|approximate" : "");
+                      (spec.approximate ? "|approximate" : "") + (spec.fast_forward ? "|fast_forward" : "");
     for (const auto& s : spec.sets) key += "|" + s;
     auto it = cache.find(key);
     if (it == cache.end()) it = cache.emplace(key, report::simulate_point(spec)).first;
@@ -64,6 +65,7 @@ void run_validate(const ValidateState& st, int& exit_code) {
     report::PointSpec modelled = c.point;
     modelled.sets = st.sets;
     modelled.approximate = st.approximate;
+    modelled.fast_forward = st.fast_forward;
     const nlohmann::json rm = simulate(modelled);
     report::PointSpec pinned = modelled;
     const std::string clock = class_clock(c, st.sets);
@@ -89,7 +91,8 @@ void run_validate(const ValidateState& st, int& exit_code) {
   j["summary"] = {{"cases", cases.size()},
                   {"mape_modelled_clock", sum_modelled / n},
                   {"mape_pinned_clock", sum_pinned / n},
-                  {"tags", st.approximate ? "approximate" : "exact"}};
+                  {"tags", st.approximate ? "approximate" : "exact"},
+                  {"fast_forward", st.fast_forward}};
   const bool over = st.max_mape > 0 && 100 * sum_modelled / n > st.max_mape;
   j["summary"]["within_bound"] = !over;
   if (over) exit_code = kExitOverBound;
@@ -101,7 +104,7 @@ void run_validate(const ValidateState& st, int& exit_code) {
   std::cout << "  " << cases.size() << " measured values; mean absolute error " << fixed(100 * sum_modelled / n, 1)
             << " % with the modelled clock, " << fixed(100 * sum_pinned / n, 1)
             << " % with the clock pinned to the measured clock of the class of work"
-            << (st.approximate ? " (approximate tags)" : "") << "\n";
+            << (st.approximate ? " (approximate tags)" : "") << (st.fast_forward ? " (fast-forward)" : "") << "\n";
   if (over) std::cout << "  over the bound --max-mape " << fixed(st.max_mape, 1) << " %\n";
 }
 
@@ -116,6 +119,8 @@ void add_validate_command(CLI::App& app, int& exit_code) {
   c->add_flag("--json", st->json, "print JSON: every case with both errors, and the summary");
   c->add_flag("--approximate", st->approximate,
               "simulate every case in the engine's approximate tag mode (faster; docs/model.md)");
+  c->add_flag("--fast-forward", st->fast_forward,
+              "skip and interpolate rounds of large grids in every case, as attnsim run --fast-forward (docs/model.md)");
   c->footer(
       "Each case runs twice: at the modelled clock, and with the clock pinned to the measured clock of its\n"
       "class of work (clock.measured.matrix_<dtype> of the config, e.g. 1207 MHz for bf16 on MI300X;\n"

@@ -160,6 +160,29 @@ TEST_CASE("validate --approximate simulates in the approximate tag mode as run -
   CHECK(nlohmann::json::parse(run_attnsim("validate --json " + csv).out)["summary"]["tags"] == "exact");
 }
 
+TEST_CASE("validate --fast-forward simulates as run --fast-forward does") {
+  // A grid of 62 rounds of the H100's slots: fast-forward skips about half of it, within 1 % of a full run.
+  const std::string problem = "--arch h100 --kernel fa2 --direction fwd --batch 64 --heads 16:4 --seqlen 1024 --causal";
+  const Run r = run_attnsim("run --json --approximate --fast-forward " + problem);
+  REQUIRE(r.exit_code == 0);
+  const auto report = nlohmann::json::parse(r.out);
+  CHECK(report["kernels"][0]["fast_forward"]["skipped_workgroups"].get<std::uint64_t>() > 0);
+  const std::string csv = temp_file("attnsim_validate_ff.csv", std::string(kHeader) +
+                                                                   "h100,H100,fa2 fwd,fa2,fwd,64,16,4,1024,1024,128,bf16,1,tflops," +
+                                                                   std::to_string(report["tflops"].get<double>()) +
+                                                                   ",TFLOP/s,this test\n");
+  const Run v = run_attnsim("validate --json --approximate --fast-forward " + csv);
+  REQUIRE(v.exit_code == 0);
+  const auto j = nlohmann::json::parse(v.out);
+  CHECK(j["summary"]["fast_forward"] == true);
+  CHECK(std::abs(j["cases"][0]["modelled"]["error"].get<double>()) < 1e-5);
+  const Run full = run_attnsim("validate --json --approximate " + csv);
+  REQUIRE(full.exit_code == 0);
+  const auto jf = nlohmann::json::parse(full.out);
+  CHECK(jf["summary"]["fast_forward"] == false);
+  CHECK(std::abs(jf["cases"][0]["modelled"]["error"].get<double>()) < 0.01);
+}
+
 TEST_CASE("the shipped measurements parse into the cases they describe") {
   const auto cases = attnsim::report::read_measurements(std::string(ATTNSIM_SOURCE_DIR) +
                                                         "/validation/measurements/mi300x_aiter_v3.csv");
