@@ -190,7 +190,7 @@ void FastForward::extrapolate(KernelResult& r, std::uint32_t simds, double& cloc
     r.tile_ops += s.tile_ops;
     r.fast_forward.skipped_workgroups += s.workgroups;
   }
-  r.fast_forward.windows = static_cast<std::uint32_t>(windows_.size());
+  r.fast_forward.windows = skips_.empty() ? 0 : static_cast<std::uint32_t>(windows_.size());
   r.counters = TrafficCounters{};
   for (const TrafficCounters& c : r.per_xcd) r.counters.add(c);
 }
