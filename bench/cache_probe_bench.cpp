@@ -29,6 +29,30 @@ using namespace attnsim::workloads;
 
 namespace {
 
+// Calls f(wg, cursor, op) for every memory operation of kernel `kp`: its workgroups eight at a time
+// (workgroup i on XCD i mod 8), interleaved op by op as they run side by side, loop iterations in
+// steps of `batch`.
+template <class F>
+void for_each_memory_op(const arch::GpuSpec& gpu, const PassPrograms& pp, const KernelProgram& kp, std::uint32_t batch,
+                        F&& f) {
+  std::vector<WorkgroupCursor> cursors;
+  for (std::uint64_t wg0 = 0; wg0 < kp.workgroups(); wg0 += gpu.chip.xcds) {
+    cursors.clear();
+    for (std::uint64_t wg = wg0; wg < std::min(kp.workgroups(), wg0 + gpu.chip.xcds); ++wg) {
+      cursors.emplace_back(pp, kp, wg, nullptr, batch);
+    }
+    for (bool any = true; any;) {
+      any = false;
+      for (std::size_t c = 0; c < cursors.size(); ++c) {
+        TileOp op;
+        if (!cursors[c].next(op)) continue;
+        any = true;
+        if (is_memory(op.op->action)) f(wg0 + c, cursors[c], op);
+      }
+    }
+  }
+}
+
 // The default case's memory operations through MemoryPath in the approximate tag mode.
 int replay_approximate(const arch::GpuSpec& gpu, const Problem& p, const KernelSchedule& k) {
   MemoryPath memory(gpu, gpu.clock.engine_max.value, TagMode::approximate);
@@ -41,37 +65,23 @@ int replay_approximate(const arch::GpuSpec& gpu, const Problem& p, const KernelS
     const auto t0 = std::chrono::steady_clock::now();
     for (const auto& kp : pp.kernels) {
       memory.start_kernel();
-      for (std::uint64_t wg0 = 0; wg0 < kp.workgroups(); wg0 += gpu.chip.xcds) {
-        std::vector<WorkgroupCursor> cursors;
-        for (std::uint64_t wg = wg0; wg < std::min(kp.workgroups(), wg0 + gpu.chip.xcds); ++wg) {
-          cursors.emplace_back(pp, kp, wg, nullptr, kApproximateLoopBatch);
+      for_each_memory_op(gpu, pp, kp, kApproximateLoopBatch, [&](std::uint64_t wg, const WorkgroupCursor& cursor, const TileOp& op) {
+        const std::uint32_t xcd = static_cast<std::uint32_t>(wg % gpu.chip.xcds);
+        const std::uint32_t cu = static_cast<std::uint32_t>((wg / gpu.chip.xcds) % gpu.chip.cus_per_xcd);
+        const TensorDesc& desc = (*pp.tensors)[op.op->tensor];
+        spans.clear();
+        for (std::uint64_t i = op.first; i < op.first + op.count; ++i) {  // a step of loop iterations
+          for_each_tile(pp, kp, *op.op, cursor.current_pass(), i, [&](const TileRef& t) { bytes += append_tile_rows(spans, desc, t); });
         }
-        const std::uint32_t cu = static_cast<std::uint32_t>((wg0 / gpu.chip.xcds) % gpu.chip.cus_per_xcd);
-        for (bool any = true; any;) {
-          any = false;
-          for (std::size_t c = 0; c < cursors.size(); ++c) {
-            TileOp op;
-            if (!cursors[c].next(op)) continue;
-            any = true;
-            if (!is_memory(op.op->action)) continue;
-            const std::uint32_t xcd = static_cast<std::uint32_t>((wg0 + c) % gpu.chip.xcds);
-            const TensorDesc& desc = (*pp.tensors)[op.op->tensor];
-            spans.clear();
-            for (std::uint64_t i = op.first; i < op.first + op.count; ++i) {  // a step of loop iterations
-              for_each_tile(pp, kp, *op.op, cursors[c].current_pass(), i,
-                            [&](const TileRef& t) { bytes += append_tile_rows(spans, desc, t); });
-            }
-            if (spans.empty()) continue;
-            if (op.op->action == Action::atomic_dq) {
-              memory.atomic_spans(xcd, spans.data(), spans.size(), 0, per_xcd[xcd]);
-            } else if (is_store(op.op->action)) {
-              memory.write_spans(xcd, spans.data(), spans.size(), 0, per_xcd[xcd]);
-            } else {
-              memory.read_spans(xcd, xcd * gpu.chip.cus_per_xcd + cu, spans.data(), spans.size(), 0, per_xcd[xcd]);
-            }
-          }
+        if (spans.empty()) return;
+        if (op.op->action == Action::atomic_dq) {
+          memory.atomic_spans(xcd, spans.data(), spans.size(), 0, per_xcd[xcd]);
+        } else if (is_store(op.op->action)) {
+          memory.write_spans(xcd, spans.data(), spans.size(), 0, per_xcd[xcd]);
+        } else {
+          memory.read_spans(xcd, xcd * gpu.chip.cus_per_xcd + cu, spans.data(), spans.size(), 0, per_xcd[xcd]);
         }
-      }
+      });
       memory.end_kernel(0, per_xcd);
     }
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -129,43 +139,31 @@ int main(int argc, char** argv) {
     const PassPrograms pp = build_pass(p, k, d, gpu);
     const auto t0 = std::chrono::steady_clock::now();
     for (const auto& kp : pp.kernels) {
-      for (std::uint64_t wg0 = 0; wg0 < kp.workgroups(); wg0 += gpu.chip.xcds) {
-        std::vector<WorkgroupCursor> cursors;
-        for (std::uint64_t wg = wg0; wg < std::min(kp.workgroups(), wg0 + gpu.chip.xcds); ++wg) cursors.emplace_back(pp, kp, wg);
-        for (bool any = true; any;) {
-          any = false;
-          for (std::size_t c = 0; c < cursors.size(); ++c) {
-            TileOp op;
-            if (!cursors[c].next(op)) continue;
-            any = true;
-            if (!is_memory(op.op->action)) continue;
-            SetAssocCache& cache = l2[(wg0 + c) % gpu.chip.xcds];
-            const bool write = is_store(op.op->action);
-            // Batch a tile's rows: L2 probes for all of them, then the MALL probes of all its misses.
-            runs.clear();
-            for_each_tile(pp, kp, *op.op, cursors[c].current_pass(), op.iteration, [&](const TileRef& t) {
-              const TensorDesc& desc = (*pp.tensors)[op.op->tensor];
-              for_each_run(desc, t.slice, t.b, t.head, t.row0, t.rows,
-                           [&](std::uint64_t a, std::uint64_t n) { runs.push_back(Run{a, n}); });
-            });
-            misses.clear();
-            writebacks.clear();
-            for (const Run& r : runs) bytes += r.bytes;
-            const ProbeResult r = cache.access_runs(
-                runs.data(), runs.size(), write,
-                [&](std::uint64_t ma, std::uint64_t lines) { misses.push_back(Run{ma, lines * gpu.l2.line.value}); },
-                [&](std::uint64_t wa) { writebacks.push_back(Run{wa, gpu.l2.line.value}); });
-            probes += r.hits + r.misses;
-            l2_misses += r.misses;
-            const ProbeResult m = mall.access_runs(misses.data(), misses.size(), false,
-                                                   [](std::uint64_t, std::uint64_t) {}, [](std::uint64_t) {});
-            const ProbeResult w = mall.access_runs(writebacks.data(), writebacks.size(), true,
-                                                   [](std::uint64_t, std::uint64_t) {}, [](std::uint64_t) {});
-            probes += m.hits + m.misses + w.hits + w.misses;
-            mall_misses += m.misses;
-          }
-        }
-      }
+      for_each_memory_op(gpu, pp, kp, 1, [&](std::uint64_t wg, const WorkgroupCursor& cursor, const TileOp& op) {
+        SetAssocCache& cache = l2[wg % gpu.chip.xcds];
+        const bool write = is_store(op.op->action);
+        // Batch a tile's rows: L2 probes for all of them, then the MALL probes of all its misses.
+        runs.clear();
+        for_each_tile(pp, kp, *op.op, cursor.current_pass(), op.iteration, [&](const TileRef& t) {
+          const TensorDesc& desc = (*pp.tensors)[op.op->tensor];
+          for_each_run(desc, t.slice, t.b, t.head, t.row0, t.rows, [&](std::uint64_t a, std::uint64_t n) { runs.push_back(Run{a, n}); });
+        });
+        misses.clear();
+        writebacks.clear();
+        for (const Run& r : runs) bytes += r.bytes;
+        const ProbeResult r = cache.access_runs(
+            runs.data(), runs.size(), write,
+            [&](std::uint64_t ma, std::uint64_t lines) { misses.push_back(Run{ma, lines * gpu.l2.line.value}); },
+            [&](std::uint64_t wa) { writebacks.push_back(Run{wa, gpu.l2.line.value}); });
+        probes += r.hits + r.misses;
+        l2_misses += r.misses;
+        const ProbeResult m =
+            mall.access_runs(misses.data(), misses.size(), false, [](std::uint64_t, std::uint64_t) {}, [](std::uint64_t) {});
+        const ProbeResult w =
+            mall.access_runs(writebacks.data(), writebacks.size(), true, [](std::uint64_t, std::uint64_t) {}, [](std::uint64_t) {});
+        probes += m.hits + m.misses + w.hits + w.misses;
+        mall_misses += m.misses;
+      });
       for (auto& c : l2) c.invalidate();  // kernel boundary
       if (std::getenv("ATTNSIM_BENCH_VERBOSE")) std::fprintf(stderr, "%s done: %llu probes\n", kp.name.c_str(), static_cast<unsigned long long>(probes));
     }

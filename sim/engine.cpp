@@ -218,11 +218,12 @@ class KernelRun {
     set_batch(batching_keeps_timing(kp, slots) ? options_.loop_batch : 1);
     r.loop_batch = shape_.batch;
     const std::uint64_t caches = gpu_.l2.size.value * gpu_.l2_instances() + (gpu_.mall.present ? gpu_.mall.size.value : 0);
-    const bool fast_forward = options_.fast_forward && !options_.trace;
+    const bool fast_forward = options_.fast_forwards();
     const std::uint64_t period = kp.grid_blocks * kp.heads;
     bool equal_work = true;  // over a period (every batch repeats it)
+    const std::uint64_t first_ops = fast_forward ? kp.tile_ops(0) : 0;
     for (std::uint64_t wg = 1; fast_forward && equal_work && wg < std::min(period, r.workgroups); ++wg) {
-      equal_work = kp.tile_ops(wg) == kp.tile_ops(0);
+      equal_work = kp.tile_ops(wg) == first_ops;
     }
     fast_forward_ = FastForward(fast_forward, r.workgroups, slots, static_cast<std::uint64_t>(cus_per_xcd_) * per_cu_,
                                 caches, period, equal_work);
@@ -297,13 +298,17 @@ class KernelRun {
  private:
   void wake(std::uint32_t slot, std::uint32_t lane, Tick t) { queue_.schedule(t, 0, slot, 2 + lane); }
 
+  // The workgroup id XCD `x` starts n-th: ids go to XCDs round-robin from dispatch.first_xcd.
+  std::uint64_t workgroup_of(std::uint32_t x, std::uint64_t n) const {
+    return (x + xcds_ - gpu_.dispatch.first_xcd % xcds_) % xcds_ + n * xcds_;
+  }
+
   // Starts workgroups on the XCD's CUs while any has room: the least loaded CU first.
   void dispatch(std::uint32_t x, Tick now) {
     const KernelProgram& kp = *shape_.kp;
     const std::uint64_t total = kp.workgroups();
-    const std::uint32_t first = (x + xcds_ - gpu_.dispatch.first_xcd % xcds_) % xcds_;
     for (;;) {
-      const std::uint64_t wg = first + next_of_xcd_[x] * xcds_;
+      const std::uint64_t wg = workgroup_of(x, next_of_xcd_[x]);
       if (wg >= total || free_.empty()) return;
       std::uint32_t best = cus_per_xcd_;
       for (std::uint32_t c = 0; c < cus_per_xcd_; ++c) {
@@ -356,19 +361,17 @@ class KernelRun {
     }
     if (!fast_forward_.after_dispatch(p)) return;
     const KernelProgram& kp = *shape_.kp;
-    const std::uint32_t first_xcd = gpu_.dispatch.first_xcd % xcds_;
     std::vector<std::uint64_t> remaining(xcds_);
     for (std::uint32_t x = 0; x < xcds_; ++x) {
-      const std::uint64_t first = (x + xcds_ - first_xcd) % xcds_;
+      const std::uint64_t first = workgroup_of(x, 0);
       const std::uint64_t ids = kp.workgroups() > first ? (kp.workgroups() - first + xcds_ - 1) / xcds_ : 0;
       remaining[x] = ids - next_of_xcd_[x];
     }
     const std::vector<std::uint64_t> skip = fast_forward_.boundary(snapshot(now), remaining);
     for (std::uint32_t x = 0; x < xcds_; ++x) {
       if (skip[x] == 0) continue;
-      const std::uint64_t first = (x + xcds_ - first_xcd) % xcds_;
       std::uint64_t ops = 0;
-      for (std::uint64_t n = 0; n < skip[x]; ++n) ops += kp.tile_ops(first + (next_of_xcd_[x] + n) * xcds_);
+      for (std::uint64_t n = 0; n < skip[x]; ++n) ops += kp.tile_ops(workgroup_of(x, next_of_xcd_[x] + n));
       next_of_xcd_[x] += skip[x];
       fast_forward_.skipped(skip[x], ops);
     }
@@ -823,7 +826,7 @@ RunResult simulate(const std::vector<const PassPrograms*>& passes, const arch::G
   result.time = t;
   result.hierarchy_state_bytes = memory.state_bytes();
   result.approximate = options.approximate;
-  result.fast_forward = options.fast_forward && !options.trace;
+  result.fast_forward = options.fast_forwards();
   return result;
 }
 

@@ -34,6 +34,8 @@ struct EngineOptions {
   // Skip rounds of large grids, interpolating them from measured windows (sim/fast_forward.h).
   // Either tag mode; ignored with `trace` (a trace shows every workgroup).
   bool fast_forward = false;
+  // Whether the run fast-forwards: asked for, and no trace.
+  bool fast_forwards() const { return fast_forward && !trace; }
 };
 
 // What fast-forward did to a kernel (nothing when skipped_workgroups is 0).

@@ -14,8 +14,8 @@ FastForward::FastForward(bool enabled, std::uint64_t workgroups, std::uint64_t s
       warm_bytes_(warm_bytes) {
   max_window_ = std::max(kFastForwardMinWindowRounds * slots_, std::min(period, kFastForwardMaxWindowRounds * slots_));
   // Each XCD starts every xcds-th workgroup: its own sequence repeats every period / gcd(period, xcds).
-  const std::uint64_t xcds = std::max<std::uint64_t>(1, slots_ / xcd_slots_);
-  if (!equal_work && period > 0 && period <= max_window_) xcd_period_ = period / std::gcd(period, xcds);
+  xcds_ = std::max<std::uint64_t>(1, slots_ / xcd_slots_);
+  if (!equal_work && period > 0 && period <= max_window_) xcd_period_ = period / std::gcd(period, xcds_);
   const std::uint64_t least = (kFastForwardWarmRounds + kFastForwardRewarmRounds + kFastForwardMinSkippedRounds +
                                kFastForwardTailRounds + 2 * kFastForwardMinWindowRounds) * slots_;
   state_ = enabled && slots > 0 && workgroups >= least ? State::warm : State::done;
@@ -58,11 +58,10 @@ bool FastForward::after_dispatch(const DispatchProgress& p) {
 }
 
 std::uint64_t FastForward::rounds_to_skip(const std::vector<std::uint64_t>& remaining,
-                                          const std::vector<std::uint64_t>& in_window, std::uint64_t windows_after) const {
-  const std::uint64_t xcds = std::max<std::uint64_t>(1, slots_ / xcd_slots_);
-  const std::uint64_t keep = windows_after * (kFastForwardRewarmRounds * xcd_slots_ + (max_window_ + xcds - 1) / xcds) +
+                                          const std::vector<std::uint64_t>& in_window, std::uint64_t window,
+                                          std::uint64_t windows_after) const {
+  const std::uint64_t keep = windows_after * (kFastForwardRewarmRounds * xcd_slots_ + (max_window_ + xcds_ - 1) / xcds_) +
                              kFastForwardTailRounds * xcd_slots_;
-  const std::uint64_t window = std::accumulate(in_window.begin(), in_window.end(), std::uint64_t{0});
   std::uint64_t rounds = std::numeric_limits<std::uint64_t>::max();
   for (std::size_t x = 0; x < remaining.size(); ++x) {
     if (remaining[x] < keep) return 0;
@@ -90,14 +89,14 @@ std::vector<std::uint64_t> FastForward::boundary(const KernelSnapshot& now, cons
   if (skips_left == 0) return skip;
   std::vector<std::uint64_t> in_window(remaining.size());
   for (std::size_t x = 0; x < remaining.size(); ++x) in_window[x] = w.close.dispatched[x] - w.open.dispatched[x];
+  const std::uint64_t window = last_.dispatched - mark_;  // all XCDs' dispatches in the window
   // Share what can be skipped evenly among the skips left, keeping a window after each; fewer
   // skips where the grid is too short for all of them.
   std::uint64_t rounds = 0;
   for (std::uint64_t n = skips_left; n > 0 && rounds < kFastForwardMinSkippedRounds; --n) {
-    rounds = rounds_to_skip(remaining, in_window, n) / n;
+    rounds = rounds_to_skip(remaining, in_window, window, n) / n;
   }
   if (rounds < kFastForwardMinSkippedRounds) return skip;
-  const std::uint64_t window = std::accumulate(in_window.begin(), in_window.end(), std::uint64_t{0});
   for (std::size_t x = 0; x < remaining.size(); ++x) {
     skip[x] = (in_window[x] * rounds * slots_ + window / 2) / window;
     // Workgroups of unequal work: skip whole periods of the XCD's sequence, so that the workgroups

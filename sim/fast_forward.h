@@ -103,12 +103,13 @@ class FastForward {
   // A round ended at `p`: true when its rate of tile operations (and, `with_fabric`, its L2-to-fabric
   // requests per tile operation) agrees with the round before's.
   bool round_agrees(const DispatchProgress& p, bool with_fabric);
-  // Rounds of window time to skip now, leaving `windows_after` windows and the tail on every XCD.
+  // Rounds of window time to skip now (`window`: all XCDs' dispatches in it, `in_window` each's),
+  // leaving `windows_after` windows and the tail on every XCD.
   std::uint64_t rounds_to_skip(const std::vector<std::uint64_t>& remaining, const std::vector<std::uint64_t>& in_window,
-                               std::uint64_t windows_after) const;
+                               std::uint64_t window, std::uint64_t windows_after) const;
 
   State state_ = State::done;
-  std::uint64_t slots_ = 1, xcd_slots_ = 1, warm_bytes_ = 0;
+  std::uint64_t slots_ = 1, xcd_slots_ = 1, xcds_ = 1, warm_bytes_ = 0;
   std::uint64_t max_window_ = 1;    // dispatches a window spans at most
   std::uint64_t xcd_period_ = 0;    // skips are whole multiples of it (0: whole rounds suffice)
   std::uint64_t mark_ = 0;          // dispatch count the current window or re-warm began at
