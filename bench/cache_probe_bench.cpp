@@ -118,10 +118,11 @@ int main(int argc, char** argv) {
   const arch::GpuSpec gpu = arch::load_arch_file(arch::resolve_arch("mi300x")).spec;
   std::vector<SetAssocCache> l2;
   for (std::uint32_t x = 0; x < gpu.chip.xcds; ++x) {
-    l2.emplace_back(gpu.l2.size.value, gpu.l2.ways, static_cast<std::uint32_t>(gpu.l2.line.value), WritePolicy::write_back);
+    l2.emplace_back(gpu.l2.size.value, gpu.l2.ways, static_cast<std::uint32_t>(gpu.l2.line.value), WritePolicy::write_back, 1,
+                    SetIndex::modulo, 0, gpu.hbm.capacity.value);
   }
   SetAssocCache mall(gpu.mall.size.value, gpu.mall.ways, static_cast<std::uint32_t>(gpu.mall.line.value),
-                     WritePolicy::write_through);
+                     WritePolicy::write_through, 1, SetIndex::modulo, 0, gpu.hbm.capacity.value);
   std::uint64_t state = mall.state_bytes();
   for (const auto& c : l2) state += c.state_bytes();
 

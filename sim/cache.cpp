@@ -1,18 +1,20 @@
 #include "sim/cache.h"
 
 #include <algorithm>
-#include <numeric>
 #include <stdexcept>
+#include <type_traits>
 
 namespace attnsim::sim {
 
 SetAssocCache::SetAssocCache(std::uint64_t size_bytes, std::uint32_t ways, std::uint32_t line_bytes, WritePolicy policy,
-                             std::uint32_t granule_lines, SetIndex index, std::uint32_t displacement_lines)
+                             std::uint32_t granule_lines, SetIndex index, std::uint32_t displacement_lines,
+                             std::uint64_t address_limit)
     : ways_(ways), line_bytes_(line_bytes), granule_lines_(granule_lines), hashed_(index == SetIndex::hashed), policy_(policy) {
   if (ways == 0 || line_bytes == 0 || (line_bytes & (line_bytes - 1)) != 0 || size_bytes % (std::uint64_t{ways} * line_bytes) != 0 ||
       size_bytes == 0) {
     throw std::invalid_argument("cache geometry: size must be a positive multiple of ways x line, line a power of two");
   }
+  if (ways > 0x7FFFu) throw std::invalid_argument("cache geometry: at most 32767 ways");  // ranks fit a 16-bit word
   sets_ = size_bytes / (std::uint64_t{ways} * line_bytes);
   if (granule_lines == 0 || (granule_lines & (granule_lines - 1)) != 0 || sets_ % granule_lines != 0) {
     throw std::invalid_argument("cache granule: a power of two of lines that divides the sets");
@@ -21,24 +23,42 @@ SetAssocCache::SetAssocCache(std::uint64_t size_bytes, std::uint32_t ways, std::
   if ((step & (step - 1)) != 0 || step % granule_lines != 0 || sets_ % step != 0) {
     throw std::invalid_argument("cache displacement: a power of two of lines, a multiple of the granule, dividing the sets");
   }
+  // A tag is address / (line x sets), granular or not: narrow words hold every tag below the limit
+  // when the largest fits 15 bits.
+  const std::uint64_t largest_tag = address_limit == 0 ? 0 : (address_limit - 1) / line_bytes / sets_;
+  narrow_ = largest_tag < kDirtyBit<std::uint16_t>;
+  tag_limit_ = narrow_ ? kDirtyBit<std::uint16_t> : kDirtyBit<std::uint32_t>;
   displacement_div_ = Divisor(sets_ / step);
   displacement_unit_ = step / granule_lines;
   sets_ /= granule_lines;
   set_div_ = Divisor(sets_);
   line_shift_ = 0;
   while ((1u << line_shift_) < line_bytes * granule_lines) ++line_shift_;
-  state_.assign(sets_ * 2 * ways_, 0);
+  set_words_ = 2 * std::uint64_t{ways_};
+  set_bytes_ = static_cast<std::uint32_t>(set_words_ * (narrow_ ? 2 : 4));
+  if (narrow_) {
+    narrow_state_.assign(sets_ * set_words_, 0);
+  } else {
+    wide_state_.assign(sets_ * set_words_, 0);
+  }
 }
 
 void SetAssocCache::split() {
   if (granule_lines_ == 1) return;
   const std::uint64_t g = granule_lines_;
-  std::vector<std::uint32_t, HugePageAllocator<std::uint32_t>> lines(sets_ * g * 2 * ways_);
-  // Granule set s stands for line sets g s .. g s + g - 1, each holding the same tags and stamps.
-  for (std::uint64_t set = 0; set < sets_; ++set) {
-    for (std::uint64_t j = 0; j < g; ++j) std::copy_n(set_tags(set), 2 * ways_, &lines[(set * g + j) * 2 * ways_]);
+  // Granule set s stands for line sets g s .. g s + g - 1, each holding the same tags and ranks.
+  const auto expand = [&](auto& state) {
+    std::remove_reference_t<decltype(state)> lines(sets_ * g * set_words_);
+    for (std::uint64_t set = 0; set < sets_; ++set) {
+      for (std::uint64_t j = 0; j < g; ++j) std::copy_n(&state[set * set_words_], set_words_, &lines[(set * g + j) * set_words_]);
+    }
+    state.swap(lines);
+  };
+  if (narrow_) {
+    expand(narrow_state_);
+  } else {
+    expand(wide_state_);
   }
-  state_.swap(lines);
   sets_ *= g;
   set_div_ = Divisor(sets_);
   displacement_unit_ *= g;  // line set = g x granule set + j: the same displacement, in line sets
@@ -47,39 +67,28 @@ void SetAssocCache::split() {
 }
 
 void SetAssocCache::invalidate() {
-  std::fill(state_.begin(), state_.end(), 0);
-  clock_ = 0;
+  std::fill(narrow_state_.begin(), narrow_state_.end(), 0);
+  std::fill(wide_state_.begin(), wide_state_.end(), 0);
 }
 
-std::uint64_t SetAssocCache::state_bytes() const { return state_.size() * sizeof(std::uint32_t); }
+std::uint64_t SetAssocCache::state_bytes() const {
+  return narrow_state_.size() * sizeof(std::uint16_t) + wide_state_.size() * sizeof(std::uint32_t);
+}
 
 bool SetAssocCache::contains(std::uint64_t address) const {
-  const std::uint64_t line = address >> line_shift_;
-  const std::uint64_t set = set_of(line);
-  const auto tag = static_cast<std::uint32_t>(set_div_.div(line));
-  const std::uint32_t* tags = set_tags(set);
-  for (std::uint32_t i = 0; i < ways_; ++i) {
-    if ((tags[i] & ~kDirty) == tag && tags[ways_ + i] != 0) return true;
-  }
-  return false;
+  return narrow_ ? contains_words<std::uint16_t>(address) : contains_words<std::uint32_t>(address);
 }
 
-// Re-ranks each set's stamps 1..ways in LRU order when the cache-wide clock is about to wrap
-// (after 4 billion probes); order within every set, which is all LRU needs, is kept.
-void SetAssocCache::renumber() {
-  std::vector<std::uint32_t> order(ways_);
-  std::uint32_t top = 0;
-  for (std::uint64_t set = 0; set < sets_; ++set) {
-    std::uint32_t* stamps = set_tags(set) + ways_;
-    std::iota(order.begin(), order.end(), 0u);
-    std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return stamps[a] < stamps[b]; });
-    std::uint32_t next = 1;
-    for (std::uint32_t i : order) {
-      if (stamps[i] != 0) stamps[i] = next++;
-    }
-    top = std::max(top, next);
+template <class Word>
+bool SetAssocCache::contains_words(std::uint64_t address) const {
+  const std::uint64_t line = address >> line_shift_;
+  const std::uint64_t tag = set_div_.div(line);
+  if (tag >= tag_limit_) return false;
+  const Word* tags = set_words<Word>(set_of(line));
+  for (std::uint32_t i = 0; i < ways_; ++i) {
+    if (static_cast<std::uint64_t>(tags[i] & ~kDirtyBit<Word>) == tag && tags[ways_ + i] != 0) return true;
   }
-  clock_ = top;
+  return false;
 }
 
 }  // namespace attnsim::sim

@@ -59,8 +59,11 @@ class SetAssocCache {
   // `displacement_lines`: the hashed index displaces by multiples of this many lines (0: the
   // granule); a line cache equals a granular one of granule g only if both displace by multiples
   // of g.
+  // `address_limit`: no address at or above it is ever probed (the GPU's memory capacity); when
+  // every tag below it fits 15 bits, the tag state is kept in 16-bit words (half the host memory).
   SetAssocCache(std::uint64_t size_bytes, std::uint32_t ways, std::uint32_t line_bytes, WritePolicy policy,
-                std::uint32_t granule_lines = 1, SetIndex index = SetIndex::modulo, std::uint32_t displacement_lines = 0);
+                std::uint32_t granule_lines = 1, SetIndex index = SetIndex::modulo, std::uint32_t displacement_lines = 0,
+                std::uint64_t address_limit = ~std::uint64_t{0});
 
   // Whether entries stand for granules; the bytes a probe covers (the line, or the granule).
   bool granular() const { return granule_lines_ > 1; }
@@ -93,9 +96,11 @@ class SetAssocCache {
 
   // Fetches the tag set of `address` into the host's cache (a hint; no effect on results).
   void prefetch(std::uint64_t address) const {
-    const std::uint32_t* set = &state_[set_of(address >> line_shift_) * 2 * ways_];
-    prefetch_host_line(set);
-    if (ways_ >= 16) prefetch_host_line(set + 16);  // the stamps, in the next 64 B host line
+    const std::uint64_t set = set_of(address >> line_shift_);
+    const char* first = narrow_ ? reinterpret_cast<const char*>(set_words<std::uint16_t>(set))
+                                : reinterpret_cast<const char*>(set_words<std::uint32_t>(set));
+    prefetch_host_line(first);
+    if (set_bytes_ > 64) prefetch_host_line(first + 64);  // a wide 16-way set's ranks, in the next host line
   }
   std::uint32_t line_bytes() const { return line_bytes_; }
   std::uint64_t sets() const { return sets_; }
@@ -110,44 +115,74 @@ class SetAssocCache {
   }
   std::uint32_t ways() const { return ways_; }
   std::uint64_t state_bytes() const;  // memory the tag state holds
+  bool narrow() const { return narrow_; }  // whether the tag state is kept in 16-bit words
   bool contains(std::uint64_t address) const;
 
  private:
-  // A set is stored as `ways` tags then `ways` stamps, contiguous (128 B for 16 ways), so the tag
-  // compare and the LRU search are straight vector loops. A tag is line / sets with kDirty as its
-  // top bit; a stamp is the cache-wide clock at last use, 0 for an invalid way.
-  static constexpr std::uint32_t kDirty = 0x80000000u;
+  // A set is `ways` tags then `ways` ranks, in words of 16 bits (narrow_: every tag below the
+  // address limit fits 15 bits) or 32 bits, so the tag compare and the LRU update are straight
+  // vector loops and a narrow 16-way set is one 64 B host line. A tag is line / sets with the
+  // word's top bit as the dirty bit. A rank is the way's place in its set's recency order: 1 for
+  // the most recently used up to the number of valid ways, 0 for an invalid way. The valid ranks
+  // of a set are always a permutation of 1..valid.
+  template <class Word>
+  static constexpr Word kDirtyBit = static_cast<Word>(Word{1} << (8 * sizeof(Word) - 1));
 
-  // The least recently used way of a set's stamps (invalid ways, stamp 0, first; the first of equal).
-  template <std::uint32_t W>
-  std::uint32_t oldest_way(const std::uint32_t* stamps) const;
+  // The way a miss replaces: the first invalid way, else the least recently used (rank `ways`).
+  template <std::uint32_t W, class Word>
+  std::uint32_t victim_way(const Word* ranks) const;
+  // Makes way `way` (rank `rank`, 0 if invalid) the most recently used of its set's ranks.
+  template <std::uint32_t W, class Word>
+  void make_most_recent(Word* ranks, std::uint32_t way, Word rank) const;
   // Probes one line; returns true on a hit. On a miss allocates and reports a dirty victim.
   // W is the associativity when known at compile time (0: use ways_).
-  template <std::uint32_t W>
+  template <std::uint32_t W, class Word>
   bool probe(std::uint64_t set, std::uint32_t tag, bool write, bool& evicted_dirty, std::uint64_t& victim_line);
-  template <std::uint32_t W, class OnMiss, class OnWriteback>
+  template <std::uint32_t W, class Word, class OnMiss, class OnWriteback>
   ProbeResult access_impl(std::uint64_t address, std::uint64_t bytes, bool write, OnMiss&& on_miss,
                           OnWriteback&& on_writeback);
-  void renumber();  // re-ranks every set's stamps when the clock is about to wrap
+  template <std::uint32_t W, class OnMiss, class OnWriteback>
+  ProbeResult access_words(std::uint64_t address, std::uint64_t bytes, bool write, OnMiss&& on_miss,
+                           OnWriteback&& on_writeback) {
+    return narrow_ ? access_impl<W, std::uint16_t>(address, bytes, write, on_miss, on_writeback)
+                   : access_impl<W, std::uint32_t>(address, bytes, write, on_miss, on_writeback);
+  }
+  template <class Word>
+  bool contains_words(std::uint64_t address) const;
+  template <class Word, class OnWriteback>
+  std::uint64_t flush_words(OnWriteback&& on_writeback);
   // The hashed index's displacement of a tag's lines, in sets: displacement_unit_ x (tag x prime
   // mod displacement_div_), below sets_ (0 for SetIndex::modulo).
   std::uint64_t displacement(std::uint32_t tag) const {
     return hashed_ ? displacement_unit_ * displacement_div_.mod(std::uint64_t{tag} * kDisplacementPrime) : 0;
   }
   static constexpr std::uint64_t kDisplacementPrime = 2654435761u;  // a prime near 2^32 / golden ratio
-  std::uint32_t* set_tags(std::uint64_t set) { return &state_[set * 2 * ways_]; }
-  const std::uint32_t* set_tags(std::uint64_t set) const { return &state_[set * 2 * ways_]; }
+  // The first word of a set (its tags; its ranks follow them).
+  template <class Word>
+  Word* set_words(std::uint64_t set) {
+    if constexpr (sizeof(Word) == 2) return &narrow_state_[set * set_words_];
+    else return &wide_state_[set * set_words_];
+  }
+  template <class Word>
+  const Word* set_words(std::uint64_t set) const {
+    if constexpr (sizeof(Word) == 2) return &narrow_state_[set * set_words_];
+    else return &wide_state_[set * set_words_];
+  }
 
   std::uint64_t sets_;
   Divisor set_div_;  // line -> set (remainder) and tag (quotient)
   std::uint32_t ways_, line_bytes_, line_shift_;  // line_shift_: of the unit an entry stands for
   std::uint32_t granule_lines_ = 1;
   bool hashed_ = false;
+  bool narrow_ = false;
+  std::uint32_t tag_limit_ = 0;  // tags at or above it do not fit a word beside the dirty bit
   Divisor displacement_div_;             // line sets / displacement lines
   std::uint64_t displacement_unit_ = 1;  // sets per displacement step (displacement lines / granule)
   WritePolicy policy_;
-  std::vector<std::uint32_t, HugePageAllocator<std::uint32_t>> state_;  // per set: tags[ways], stamps[ways]
-  std::uint32_t clock_ = 0;
+  std::uint64_t set_words_ = 0;  // words per set: 2 x ways
+  std::uint32_t set_bytes_ = 0;
+  std::vector<std::uint16_t, HugePageAllocator<std::uint16_t>> narrow_state_;  // per set: tags[ways], ranks[ways]
+  std::vector<std::uint32_t, HugePageAllocator<std::uint32_t>> wide_state_;    // the same in 32-bit words
 };
 
 }  // namespace attnsim::sim

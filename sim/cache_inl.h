@@ -9,104 +9,154 @@
 
 namespace attnsim::sim {
 
-template <std::uint32_t W>
-inline std::uint32_t SetAssocCache::oldest_way(const std::uint32_t* stamps) const {
+#if defined(__SSE2__)
+namespace cache_simd {
+// Lanes of one 128-bit register for a word type, and the operations the probe needs on them. Word
+// values compared here (tags without the dirty bit, ranks up to 1024) are below the word's top bit,
+// so the signed compares order them as unsigned.
+template <class Word>
+struct Lanes;
+template <>
+struct Lanes<std::uint16_t> {
+  static constexpr std::uint32_t kCount = 8;
+  static __m128i splat(std::uint32_t v) { return _mm_set1_epi16(static_cast<short>(v)); }
+  static __m128i eq(__m128i a, __m128i b) { return _mm_cmpeq_epi16(a, b); }
+  static __m128i gt(__m128i a, __m128i b) { return _mm_cmpgt_epi16(a, b); }
+  static __m128i sub(__m128i a, __m128i b) { return _mm_sub_epi16(a, b); }
+  // One bit per lane (lane i at bit i) of a compare result.
+  static std::uint32_t bits(__m128i m) {
+    return static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_packs_epi16(m, _mm_setzero_si128()))) & 0xFFu;
+  }
+};
+template <>
+struct Lanes<std::uint32_t> {
+  static constexpr std::uint32_t kCount = 4;
+  static __m128i splat(std::uint32_t v) { return _mm_set1_epi32(static_cast<int>(v)); }
+  static __m128i eq(__m128i a, __m128i b) { return _mm_cmpeq_epi32(a, b); }
+  static __m128i gt(__m128i a, __m128i b) { return _mm_cmpgt_epi32(a, b); }
+  static __m128i sub(__m128i a, __m128i b) { return _mm_sub_epi32(a, b); }
+  static std::uint32_t bits(__m128i m) { return static_cast<std::uint32_t>(_mm_movemask_ps(_mm_castsi128_ps(m))); }
+};
+template <class Word>
+__m128i load(const Word* p) {
+  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+}
+template <class Word>
+void store(Word* p, __m128i v) {
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v);
+}
+// Whether the fixed-size vector loops apply: W a multiple of the lanes, at most 64 ways (a 64-bit mask).
+template <std::uint32_t W, class Word>
+constexpr bool kVector = W != 0 && W % Lanes<Word>::kCount == 0 && W <= 64;
+}  // namespace cache_simd
+#endif
+
+template <std::uint32_t W, class Word>
+inline std::uint32_t SetAssocCache::victim_way(const Word* ranks) const {
   const std::uint32_t ways = W ? W : ways_;
 #if defined(__SSE2__)
-  if constexpr (W != 0 && W % 4 == 0 && W <= 64) {
-    // The smallest stamp 4 ways at a time (unsigned, compared as signed after flipping the top
-    // bit), then the first way that holds it: the same way as the scalar search.
-    const __m128i bias = _mm_set1_epi32(static_cast<int>(0x80000000u));
-    __m128i low = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(stamps)), bias);
-    const auto lower = [](__m128i a, __m128i b) {
-      const __m128i less = _mm_cmplt_epi32(b, a);
-      return _mm_or_si128(_mm_and_si128(less, b), _mm_andnot_si128(less, a));
-    };
-    for (std::uint32_t k = 1; k < W / 4; ++k) {
-      low = lower(low, _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(stamps + 4 * k)), bias));
+  if constexpr (cache_simd::kVector<W, Word>) {
+    using L = cache_simd::Lanes<Word>;
+    std::uint64_t invalid = 0, oldest = 0;
+    const __m128i zero = _mm_setzero_si128(), last = L::splat(W);
+    for (std::uint32_t k = 0; k < W / L::kCount; ++k) {
+      const __m128i r = cache_simd::load(ranks + L::kCount * k);
+      invalid |= std::uint64_t{L::bits(L::eq(r, zero))} << (L::kCount * k);
+      oldest |= std::uint64_t{L::bits(L::eq(r, last))} << (L::kCount * k);
     }
-    // The minimum of the four lanes in every lane: lanes swapped in pairs, then the pairs swapped.
-    low = lower(low, _mm_shuffle_epi32(low, _MM_SHUFFLE(2, 3, 0, 1)));
-    low = lower(low, _mm_shuffle_epi32(low, _MM_SHUFFLE(1, 0, 3, 2)));
-    for (std::uint32_t k = 0; k < W / 4; ++k) {
-      const __m128i v = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(stamps + 4 * k)), bias);
-      const int eq = _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, low)));
-      if (eq) return 4 * k + static_cast<std::uint32_t>(__builtin_ctz(static_cast<unsigned>(eq)));
-    }
+    return static_cast<std::uint32_t>(__builtin_ctzll(invalid ? invalid : oldest));
   }
 #endif
-  std::uint32_t oldest = stamps[0], victim = 0;
-  for (std::uint32_t i = 1; i < ways; ++i) {
-    const bool older = stamps[i] < oldest;  // strict: the first of equal stamps (invalid ways) wins
-    oldest = older ? stamps[i] : oldest;
-    victim = older ? i : victim;
+  std::uint32_t oldest = 0;
+  for (std::uint32_t i = 0; i < ways; ++i) {
+    if (ranks[i] == 0) return i;
+    if (std::uint32_t{ranks[i]} == ways) oldest = i;
   }
-  return victim;
+  return oldest;
 }
 
-template <std::uint32_t W>
+template <std::uint32_t W, class Word>
+inline void SetAssocCache::make_most_recent(Word* ranks, std::uint32_t way, Word rank) const {
+  const std::uint32_t ways = W ? W : ways_;
+  // Every valid way more recent than `way` (every valid way, when `way` was invalid) ages by one.
+  const std::uint32_t bound = rank ? rank : ways + 1;
+#if defined(__SSE2__)
+  if constexpr (cache_simd::kVector<W, Word>) {
+    using L = cache_simd::Lanes<Word>;
+    const __m128i zero = _mm_setzero_si128(), b = L::splat(bound);
+    for (std::uint32_t k = 0; k < W / L::kCount; ++k) {
+      const __m128i r = cache_simd::load(ranks + L::kCount * k);
+      const __m128i older = _mm_andnot_si128(L::eq(r, zero), L::gt(b, r));  // all ones: add 1
+      cache_simd::store(ranks + L::kCount * k, L::sub(r, older));
+    }
+    ranks[way] = 1;
+    return;
+  }
+#endif
+  for (std::uint32_t i = 0; i < ways; ++i) ranks[i] = static_cast<Word>(ranks[i] + (ranks[i] != 0 && std::uint32_t{ranks[i]} < bound));
+  ranks[way] = 1;
+}
+
+template <std::uint32_t W, class Word>
 inline bool SetAssocCache::probe(std::uint64_t set, std::uint32_t tag, bool write, bool& evicted_dirty,
                                  std::uint64_t& victim_line) {
+  constexpr Word kDirty = kDirtyBit<Word>;
   const std::uint32_t ways = W ? W : ways_;
-  std::uint32_t* tags = set_tags(set);
-  std::uint32_t* stamps = tags + ways;
-  if (++clock_ == 0xFFFFFFFFu) renumber();
-  const std::uint32_t now = clock_;
+  Word* tags = set_words<Word>(set);
+  Word* ranks = tags + ways;
   std::uint32_t hit = ways;
 #if defined(__SSE2__)
-  if constexpr (W != 0 && W % 4 == 0 && W <= 64) {  // 4-way compares; a valid tag occurs at most once in a set
-    const __m128i key = _mm_set1_epi32(static_cast<int>(tag));
-    const __m128i clean = _mm_set1_epi32(static_cast<int>(~kDirty));
-    const __m128i zero = _mm_setzero_si128();
+  if constexpr (cache_simd::kVector<W, Word>) {  // a valid tag occurs at most once in a set
+    using L = cache_simd::Lanes<Word>;
+    const __m128i key = L::splat(tag), clean = L::splat(static_cast<Word>(~kDirty)), zero = _mm_setzero_si128();
     std::uint64_t found = 0;
-    for (std::uint32_t k = 0; k < W / 4; ++k) {
-      const __m128i t = _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(tags + 4 * k)), clean);
-      const __m128i valid = _mm_loadu_si128(reinterpret_cast<const __m128i*>(stamps + 4 * k));
-      const __m128i match = _mm_andnot_si128(_mm_cmpeq_epi32(valid, zero), _mm_cmpeq_epi32(t, key));
-      found |= static_cast<std::uint64_t>(_mm_movemask_ps(_mm_castsi128_ps(match))) << (4 * k);
+    for (std::uint32_t k = 0; k < W / L::kCount; ++k) {
+      const __m128i t = _mm_and_si128(cache_simd::load(tags + L::kCount * k), clean);
+      const __m128i valid = cache_simd::load(ranks + L::kCount * k);
+      const __m128i match = _mm_andnot_si128(L::eq(valid, zero), L::eq(t, key));
+      found |= std::uint64_t{L::bits(match)} << (L::kCount * k);
     }
     if (found) hit = static_cast<std::uint32_t>(__builtin_ctzll(found));
   } else
 #endif
   {
-    for (std::uint32_t i = 0; i < ways; ++i) hit = ((tags[i] & ~kDirty) == tag && stamps[i] != 0) ? i : hit;
+    for (std::uint32_t i = 0; i < ways; ++i) hit = (static_cast<std::uint32_t>(tags[i] & ~kDirty) == tag && ranks[i] != 0) ? i : hit;
   }
   evicted_dirty = false;
   const bool dirtying = write && policy_ == WritePolicy::write_back;
   if (hit != ways) {
-    stamps[hit] = now;
-    if (dirtying) tags[hit] |= kDirty;
+    if (ranks[hit] != 1) make_most_recent<W>(ranks, hit, ranks[hit]);  // the most recent already: no change
+    if (dirtying) tags[hit] = static_cast<Word>(tags[hit] | kDirty);
     return true;
   }
   if (write && policy_ == WritePolicy::write_through) return false;  // no allocation
-  // The least recently used way; invalid ways (stamp 0) come first.
-  const std::uint32_t victim = oldest_way<W>(stamps);
-  if (stamps[victim] != 0 && (tags[victim] & kDirty)) {
+  const std::uint32_t victim = victim_way<W>(ranks);
+  if (ranks[victim] != 0 && (tags[victim] & kDirty)) {
     evicted_dirty = true;
-    victim_line = line_of(tags[victim] & ~kDirty, set);
+    victim_line = line_of(static_cast<std::uint32_t>(tags[victim] & ~kDirty), set);
   }
-  tags[victim] = tag | (dirtying ? kDirty : 0);
-  stamps[victim] = now;
+  tags[victim] = static_cast<Word>(tag | (dirtying ? kDirty : 0));
+  make_most_recent<W>(ranks, victim, ranks[victim]);
   return false;
 }
 
 template <class OnMiss, class OnWriteback>
 ProbeResult SetAssocCache::access(std::uint64_t address, std::uint64_t bytes, bool write, OnMiss&& on_miss,
                                   OnWriteback&& on_writeback) {
-  // The shipped geometries are 16-way (L2, MALL) and 64-way (L1): fixed-size loops vectorise.
-  if (ways_ == 16) return access_impl<16>(address, bytes, write, on_miss, on_writeback);
-  if (ways_ == 64) return access_impl<64>(address, bytes, write, on_miss, on_writeback);
-  return access_impl<0>(address, bytes, write, on_miss, on_writeback);
+  // The shipped geometries are 16-way (L2, MALL): fixed-size loops vectorise.
+  if (ways_ == 16) return access_words<16>(address, bytes, write, on_miss, on_writeback);
+  if (ways_ == 64) return access_words<64>(address, bytes, write, on_miss, on_writeback);
+  return access_words<0>(address, bytes, write, on_miss, on_writeback);
 }
 
-template <std::uint32_t W, class OnMiss, class OnWriteback>
+template <std::uint32_t W, class Word, class OnMiss, class OnWriteback>
 ProbeResult SetAssocCache::access_impl(std::uint64_t address, std::uint64_t bytes, bool write, OnMiss&& on_miss,
                                        OnWriteback&& on_writeback) {
   ProbeResult r;
   if (bytes == 0) return r;
   const std::uint64_t first = address >> line_shift_;
   const std::uint64_t last = (address + bytes - 1) >> line_shift_;
-  if (set_div_.div(last) >= kDirty) throw std::out_of_range("address beyond the cache model's tag range");
+  if (set_div_.div(last) >= tag_limit_) throw std::out_of_range("address beyond the cache model's tag range");
   std::uint64_t index = set_div_.mod(first);
   auto tag = static_cast<std::uint32_t>(set_div_.div(first));
   std::uint64_t set = set_of(first);
@@ -116,7 +166,7 @@ ProbeResult SetAssocCache::access_impl(std::uint64_t address, std::uint64_t byte
   for (std::uint64_t line = first; line <= last; ++line) {
     bool dirty = false;
     std::uint64_t victim = 0;
-    const bool hit = probe<W>(set, tag, write, dirty, victim);
+    const bool hit = probe<W, Word>(set, tag, write, dirty, victim);
     if (hit) {
       ++r.hits;
     } else {
@@ -150,14 +200,17 @@ ProbeResult SetAssocCache::access_impl(std::uint64_t address, std::uint64_t byte
 inline bool SetAssocCache::access_line(std::uint64_t address, bool write, bool& evicted, std::uint64_t& victim_address) {
   const std::uint64_t line = address >> line_shift_;
   const std::uint64_t tag = set_div_.div(line);
-  if (tag >= kDirty) throw std::out_of_range("address beyond the cache model's tag range");
+  if (tag >= tag_limit_) throw std::out_of_range("address beyond the cache model's tag range");
   const std::uint64_t set = set_of(line);
   std::uint64_t victim = 0;
   bool dirty = false;
   const auto t = static_cast<std::uint32_t>(tag);
-  const bool hit = ways_ == 16   ? probe<16>(set, t, write, dirty, victim)
-                   : ways_ == 64 ? probe<64>(set, t, write, dirty, victim)
-                                 : probe<0>(set, t, write, dirty, victim);
+  bool hit;
+  if (narrow_) {
+    hit = ways_ == 16 ? probe<16, std::uint16_t>(set, t, write, dirty, victim) : probe<0, std::uint16_t>(set, t, write, dirty, victim);
+  } else {
+    hit = ways_ == 16 ? probe<16, std::uint32_t>(set, t, write, dirty, victim) : probe<0, std::uint32_t>(set, t, write, dirty, victim);
+  }
   evicted = dirty;
   if (dirty) victim_address = victim << line_shift_;
   return hit;
@@ -181,20 +234,27 @@ ProbeResult SetAssocCache::access_runs(const Run* runs, std::size_t count, bool 
 
 template <class OnWriteback>
 std::uint64_t SetAssocCache::flush(OnWriteback&& on_writeback) {
+  return narrow_ ? flush_words<std::uint16_t>(on_writeback) : flush_words<std::uint32_t>(on_writeback);
+}
+
+template <class Word, class OnWriteback>
+std::uint64_t SetAssocCache::flush_words(OnWriteback&& on_writeback) {
+  constexpr Word kDirty = kDirtyBit<Word>;
   // Line by line in the order of the line cache's sets (a granule's lines lie in consecutive sets).
   std::uint64_t n = 0;
   for (std::uint64_t set = 0; set < sets_; ++set) {
-    std::uint32_t* tags = set_tags(set);
-    const std::uint32_t* stamps = tags + ways_;
+    Word* tags = set_words<Word>(set);
+    const Word* ranks = tags + ways_;
     for (std::uint32_t j = 0; j < granule_lines_; ++j) {
       for (std::uint32_t i = 0; i < ways_; ++i) {
-        if (stamps[i] != 0 && (tags[i] & kDirty)) {
+        if (ranks[i] != 0 && (tags[i] & kDirty)) {
           ++n;
-          on_writeback((line_of(tags[i] & ~kDirty, set) << line_shift_) + std::uint64_t{j} * line_bytes_);
+          on_writeback((line_of(static_cast<std::uint32_t>(tags[i] & ~kDirty), set) << line_shift_) +
+                       std::uint64_t{j} * line_bytes_);
         }
       }
     }
-    for (std::uint32_t i = 0; i < ways_; ++i) tags[i] &= ~kDirty;
+    for (std::uint32_t i = 0; i < ways_; ++i) tags[i] = static_cast<Word>(tags[i] & ~kDirty);
   }
   return n;
 }

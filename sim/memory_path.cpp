@@ -28,7 +28,8 @@ MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz, TagMode mode)
   const std::uint32_t instances = gpu.l2_instances();
   for (std::uint32_t i = 0; i < instances; ++i) {
     if (mode == TagMode::exact) {
-      l2_.emplace_back(gpu.l2.size.value, gpu.l2.ways, line_, WritePolicy::write_back, 1, set_index(gpu.l2.set_index));
+      l2_.emplace_back(gpu.l2.size.value, gpu.l2.ways, line_, WritePolicy::write_back, 1, set_index(gpu.l2.set_index), 0,
+                       gpu.hbm.capacity.value);
     } else {
       // Room for the groups of a cache full of groups a quarter valid (docs/model.md).
       l2_groups_.emplace_back(gpu.l2.size.value, static_cast<std::uint32_t>(gpu.l2.size.value / (64 * 16)));
@@ -53,7 +54,7 @@ MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz, TagMode mode)
     const std::uint64_t mall_sets = gpu.mall.size.value / (std::uint64_t{gpu.mall.ways} * mall_line);
     if (mode == TagMode::exact) {
       mall_.emplace(gpu.mall.size.value, gpu.mall.ways, mall_line, WritePolicy::write_through,
-                    mall_sets % granule == 0 ? granule : 1, set_index(gpu.mall.set_index));
+                    mall_sets % granule == 0 ? granule : 1, set_index(gpu.mall.set_index), 0, gpu.hbm.capacity.value);
     } else {
       if (mall_line != 64) {
         throw arch::ConfigError(arch::ValueOrigin{gpu.name, 0, 0, {}}, "mall.line",

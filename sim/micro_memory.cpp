@@ -62,6 +62,16 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
     throw ConfigError(ValueOrigin{"--footprint " + std::to_string(footprint), 0, 0, {}}, "footprint",
                       "at most 4GiB: beyond every cache a larger buffer measures the same, and the micro simulates each of its lines");
   }
+  // A write or a copy's destination starts at the first MiB boundary a MiB past the source. Every
+  // buffer lies in the GPU's memory, as a real one must (and the caches' tags cover no more).
+  const std::uint64_t dst_base = (footprint + (1ull << 20)) / (1ull << 20) * (1ull << 20) + (1ull << 20);
+  const bool has_destination = o.pattern == "stream-write" || o.pattern == "copy";
+  const std::uint64_t end_address = has_destination ? dst_base + footprint : footprint;
+  if (end_address > gpu.hbm.capacity.value) {
+    throw ConfigError(ValueOrigin{"--footprint " + std::to_string(footprint), 0, 0, {}}, "footprint",
+                      "the buffers need " + std::to_string(end_address) + " bytes of memory, more than the " +
+                          std::to_string(gpu.hbm.capacity.value) + " of hbm.capacity");
+  }
   const std::uint32_t inflight = o.inflight ? o.inflight : gpu.cu.memory_inflight_lines;
   r.inflight = inflight;
   r.footprint = footprint;
@@ -106,7 +116,6 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
   // reads its own slice again each pass; beyond it the slices rotate among the XCD's CUs pass by
   // pass (as a benchmark's blocks walk their XCD's share), so that no L1 sees its lines again while
   // it could still hold them. Atomics: the CUs of a group, one per XCD, share a slice.
-  const std::uint64_t dst_base = (footprint + (1ull << 20)) / (1ull << 20) * (1ull << 20) + (1ull << 20);
   const std::uint32_t slices = atomics ? cus / xcds : cus;
   const std::uint64_t per_cu = (lines + slices - 1) / slices;
   // Enough timed passes to hold at least 128 in-flight windows per CU (the ramp and the tail a

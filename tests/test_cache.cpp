@@ -1,6 +1,8 @@
 // Cache tag state: hits, misses and write-backs exactly as an LRU of that geometry must give them.
 #include <doctest/doctest.h>
 
+#include <optional>
+#include <stdexcept>
 #include <vector>
 
 #include "sim/cache.h"
@@ -233,4 +235,84 @@ TEST_CASE("hashed set index: runs across tag boundaries probe as line by line do
   }
   CHECK(a.writebacks == b.writebacks);
   CHECK_FALSE(a.writebacks.empty());
+}
+
+namespace {
+// A reference LRU cache written the plain way: per set, its lines from most to least recently
+// used, a dirty flag each; modulo index, write-back. Returns hit or miss and any dirty victim.
+struct ReferenceLru {
+  std::uint64_t sets, ways;
+  std::vector<std::vector<std::pair<std::uint64_t, bool>>> order;  // per set: (line, dirty), most recent first
+  ReferenceLru(std::uint64_t sets_, std::uint64_t ways_) : sets(sets_), ways(ways_), order(sets_) {}
+  bool access(std::uint64_t line, bool write, std::optional<std::uint64_t>& victim) {
+    auto& o = order[line % sets];
+    victim.reset();
+    for (std::size_t i = 0; i < o.size(); ++i) {
+      if (o[i].first != line) continue;
+      const bool dirty = o[i].second || write;
+      o.erase(o.begin() + static_cast<std::ptrdiff_t>(i));
+      o.insert(o.begin(), {line, dirty});
+      return true;
+    }
+    if (o.size() == ways) {
+      if (o.back().second) victim = o.back().first;
+      o.pop_back();
+    }
+    o.insert(o.begin(), {line, write});
+    return false;
+  }
+};
+}  // namespace
+
+TEST_CASE("narrow and wide tag words: the same hits and victims as a plain LRU") {
+  // 16 ways (the vector loops) and 6 ways (the scalar loops), each with tags in 16-bit words (the
+  // address limit fits them) and in 32-bit words (no limit): every probe against the reference.
+  for (const std::uint32_t ways : {16u, 6u}) {
+    const std::uint64_t sets = 64, line = 64, size = sets * ways * line;
+    SetAssocCache narrow(size, ways, static_cast<std::uint32_t>(line), WritePolicy::write_back, 1, SetIndex::modulo, 0,
+                         64ull << 20);  // tags below 64 MiB / (64 sets x 64 B) = 16384
+    SetAssocCache wide(size, ways, static_cast<std::uint32_t>(line), WritePolicy::write_back);
+    CHECK(narrow.narrow());
+    CHECK_FALSE(wide.narrow());
+    CHECK(narrow.state_bytes() * 2 == wide.state_bytes());
+    ReferenceLru ref(sets, ways);
+    std::uint64_t x = 12345, hits = 0, victims = 0;
+    for (int i = 0; i < 50000; ++i) {
+      x = x * 6364136223846793005ull + 1442695040888963407ull;
+      // Lines over 3 x the cache, with a hot quarter so that sets see hits at every recency.
+      const std::uint64_t span = (x >> 60) < 4 ? sets * ways / 4 : 3 * sets * ways;
+      const std::uint64_t l = (x >> 20) % span;
+      const bool write = (x >> 40) % 4 == 0;
+      std::optional<std::uint64_t> expected_victim;
+      const bool expected = ref.access(l, write, expected_victim);
+      for (SetAssocCache* c : {&narrow, &wide}) {
+        bool evicted = false;
+        std::uint64_t victim = 0;
+        REQUIRE(c->access_line(l * line, write, evicted, victim) == expected);
+        REQUIRE(evicted == expected_victim.has_value());
+        if (evicted) REQUIRE(victim == *expected_victim * line);
+      }
+      hits += expected;
+      victims += expected_victim.has_value();
+    }
+    CHECK(hits > 10000);  // the comparison covered hits, misses and dirty victims
+    CHECK(victims > 1000);
+  }
+}
+
+TEST_CASE("narrow tag words only when every tag below the address limit fits 15 bits") {
+  // MI300X's MALL (256 MiB, 16 ways, 64 B lines): a tag is address / 16 MiB, so 192 GB of HBM
+  // needs tags up to 11444 (narrow); 2^39 bytes need 32768 (wide).
+  const std::uint64_t mall = 256ull << 20;
+  CHECK(SetAssocCache(mall, 16, 64, WritePolicy::write_through, 2, SetIndex::hashed, 0, 192'000'000'000ull).narrow());
+  CHECK(SetAssocCache(mall, 16, 64, WritePolicy::write_through, 1, SetIndex::modulo, 0, (1ull << 39) - 1).narrow());
+  CHECK_FALSE(SetAssocCache(mall, 16, 64, WritePolicy::write_through, 1, SetIndex::modulo, 0, (1ull << 39) + 1).narrow());
+  // MI300X's L2 (4 MiB per XCD, 16 ways, 128 B): tags are address / 256 KiB, too many for 15 bits.
+  CHECK_FALSE(SetAssocCache(4ull << 20, 16, 128, WritePolicy::write_back, 1, SetIndex::hashed, 0, 192'000'000'000ull).narrow());
+  // Beyond a narrow cache's tags: refused, not aliased onto a smaller address.
+  SetAssocCache c(mall, 16, 64, WritePolicy::write_through, 1, SetIndex::modulo, 0, 1ull << 30);
+  bool evicted = false;
+  std::uint64_t victim = 0;
+  CHECK_THROWS_AS(c.access_line(1ull << 39, false, evicted, victim), std::out_of_range);
+  CHECK_FALSE(c.contains(1ull << 39));
 }

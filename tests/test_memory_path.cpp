@@ -74,6 +74,17 @@ TEST_CASE("bad memory micro input names the problem") {
   CHECK_THROWS_WITH_AS(run_memory_micro(gpu, o, 2.1e9),
                        "--footprint 1000: error: key 'footprint': expected a positive multiple of the 128-byte L2 line",
                        arch::ConfigError);
+  // A copy's two 1 GiB buffers (the destination a MiB past the first MiB boundary after the source)
+  // do not fit a GPU with 2 GiB of memory.
+  arch::GpuSpec small = gpu;
+  small.hbm.capacity.value = 2ull << 30;
+  o.level = "hbm";
+  o.pattern = "copy";
+  o.footprint = 1ull << 30;
+  CHECK_THROWS_WITH_AS(run_memory_micro(small, o, 2.1e9),
+                       "--footprint 1073741824: error: key 'footprint': the buffers need 2149580800 bytes of memory, "
+                       "more than the 2147483648 of hbm.capacity",
+                       arch::ConfigError);
 }
 
 // Measured MI300X figures (arch-facts 1.5, RRZE gpu-stream/mi300x.txt): read-only 4.20 TB/s and
