@@ -21,7 +21,7 @@ std::optional<Dtype> parse_dtype(std::string_view text) {
 std::string_view to_string(Vendor v) { return v == Vendor::amd ? "amd" : "nvidia"; }
 std::string_view to_string(L2Scope s) { return s == L2Scope::per_xcd ? "per_xcd" : "shared"; }
 std::string_view to_string(WritePolicy p) { return p == WritePolicy::write_back ? "write_back" : "write_through"; }
-std::string_view to_string(DispatchOrder) { return "round_robin"; }
+std::string_view to_string(DispatchOrder o) { return o == DispatchOrder::round_robin ? "round_robin" : "round_robin_blocking"; }
 std::string_view to_string(SetIndex i) { return i == SetIndex::modulo ? "modulo" : "hashed"; }
 std::string_view to_string(AtomicSite a) { return a == AtomicSite::memory_side ? "memory_side" : "l2"; }
 

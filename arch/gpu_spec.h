@@ -40,7 +40,10 @@ enum class AtomicSite { memory_side, l2 };
 std::string_view to_string(AtomicSite a);
 
 // How workgroup ids are spread over the XCDs of a partition; round_robin: WG i -> XCD i mod n.
-enum class DispatchOrder { round_robin };
+// round_robin: workgroup i to XCD (first_xcd + i) mod n, each XCD starting its share as it gains
+// room; round_robin_blocking: the same mapping, one dispatcher handing ids out in order and waiting
+// at an id whose XCD is full.
+enum class DispatchOrder { round_robin, round_robin_blocking };
 std::string_view to_string(DispatchOrder o);
 
 // Chip topology.

@@ -128,7 +128,7 @@ template <> struct choices<AtomicSite> {
   static constexpr std::array values{AtomicSite::memory_side, AtomicSite::l2};
 };
 template <> struct choices<DispatchOrder> {
-  static constexpr std::array values{DispatchOrder::round_robin};
+  static constexpr std::array values{DispatchOrder::round_robin, DispatchOrder::round_robin_blocking};
 };
 template <> struct choices<Dtype> {
   static constexpr auto values = kDtypes;
@@ -378,7 +378,9 @@ std::vector<ParamDecl> build_table() {
   t.push_back(count("dispatch.xcds_per_partition", ATTNSIM_FIELD(dispatch.xcds_per_partition), 1, 64,
                     "XCDs one kernel launch spans (8 = MI300X SPX, 1 = CPX)"));
   t.push_back(choice("dispatch.order", ATTNSIM_FIELD(dispatch.order),
-                     "how workgroup ids map to XCDs (round_robin: WG i -> XCD (first_xcd + i) mod n)"));
+                     "how workgroups reach XCDs: WG i -> XCD (first_xcd + i) mod n, each XCD starting its share "
+                     "as it gains room (round_robin) or one dispatcher waiting at an id whose XCD is full "
+                     "(round_robin_blocking)"));
   t.push_back(count("dispatch.first_xcd", ATTNSIM_FIELD(dispatch.first_xcd), 0, 63, "XCD that receives workgroup 0"));
   t.push_back(quantity("dispatch.launch_overhead", ATTNSIM_FIELD(dispatch.launch_overhead), 0, 1000 * kUs,
                        "gap between the end of one kernel and the start of the next in a stream"));

@@ -219,6 +219,11 @@ class KernelRun {
     r.loop_batch = shape_.batch;
     const std::uint64_t caches = gpu_.l2.size.value * gpu_.l2_instances() + (gpu_.mall.present ? gpu_.mall.size.value : 0);
     const bool fast_forward = options_.fast_forwards();
+    if (fast_forward && gpu_.dispatch.order == arch::DispatchOrder::round_robin_blocking) {
+      throw arch::ConfigError(arch::ValueOrigin{gpu_.name, 0, 0, {}}, "dispatch.order",
+                              "fast-forward skips each XCD's share of the grid on its own, which round_robin_blocking "
+                              "does not allow; run without --fast-forward or with dispatch.order = \"round_robin\"");
+    }
     const std::uint64_t period = kp.grid_blocks * kp.heads;
     bool equal_work = true;  // over a period (every batch repeats it)
     const std::uint64_t first_ops = fast_forward ? kp.tile_ops(0) : 0;
@@ -242,6 +247,7 @@ class KernelRun {
       s.ring.assign(shape_.ring, -1);
     }
     next_of_xcd_.assign(xcds_, 0);
+    next_id_ = 0;
     per_xcd_.assign(xcds_, TrafficCounters{});
     result_ = &r;
     last_end_ = r.start;
@@ -303,48 +309,79 @@ class KernelRun {
     return (x + xcds_ - gpu_.dispatch.first_xcd % xcds_) % xcds_ + n * xcds_;
   }
 
-  // Starts workgroups on the XCD's CUs while any has room: the least loaded CU first.
+  // The XCD workgroup id `wg` goes to (the inverse of workgroup_of).
+  std::uint32_t xcd_of(std::uint64_t wg) const {
+    return static_cast<std::uint32_t>((wg + gpu_.dispatch.first_xcd) % xcds_);
+  }
+
+  // The least loaded CU of XCD `x` with room for a workgroup (its index within the XCD), or
+  // cus_per_xcd_ when every one is full.
+  std::uint32_t roomiest_cu(std::uint32_t x) const {
+    std::uint32_t best = cus_per_xcd_;
+    for (std::uint32_t c = 0; c < cus_per_xcd_; ++c) {
+      const std::uint32_t r = cus_[x * cus_per_xcd_ + c].resident;
+      if (r < per_cu_ && (best == cus_per_xcd_ || r < cus_[x * cus_per_xcd_ + best].resident)) best = c;
+    }
+    return best;
+  }
+
+  // Starts what the dispatcher can after XCD `x` gained room (or at launch). round_robin: each XCD
+  // starts its own share in id order while one of its CUs has room, whatever the others do.
+  // round_robin_blocking: one dispatcher hands out ids in order and waits at an id whose XCD is
+  // full, so no XCD runs more than one workgroup ahead of the others in the id sequence.
   void dispatch(std::uint32_t x, Tick now) {
-    const KernelProgram& kp = *shape_.kp;
-    const std::uint64_t total = kp.workgroups();
+    const std::uint64_t total = shape_.kp->workgroups();
+    if (gpu_.dispatch.order == arch::DispatchOrder::round_robin_blocking) {
+      for (;;) {
+        const std::uint64_t wg = next_id_;
+        if (wg >= total || free_.empty()) return;
+        const std::uint32_t to = xcd_of(wg);
+        const std::uint32_t best = roomiest_cu(to);
+        if (best == cus_per_xcd_) return;
+        ++next_id_;
+        start(to, best, wg, now);
+      }
+    }
     for (;;) {
       const std::uint64_t wg = workgroup_of(x, next_of_xcd_[x]);
       if (wg >= total || free_.empty()) return;
-      std::uint32_t best = cus_per_xcd_;
-      for (std::uint32_t c = 0; c < cus_per_xcd_; ++c) {
-        const std::uint32_t r = cus_[x * cus_per_xcd_ + c].resident;
-        if (r < per_cu_ && (best == cus_per_xcd_ || r < cus_[x * cus_per_xcd_ + best].resident)) best = c;
-      }
+      const std::uint32_t best = roomiest_cu(x);
       if (best == cus_per_xcd_) return;
-      ++next_of_xcd_[x];
-      const std::uint32_t cu = x * cus_per_xcd_ + best;
-      ++cus_[cu].resident;
-      const std::uint32_t slot = free_.back();
-      free_.pop_back();
-      Resident& s = residents_[slot];
-      s.wg = wg;
-      s.cu = cu;
-      s.xcd = x;
-      s.simd0 = next_simd_[cu];
-      next_simd_[cu] = (next_simd_[cu] + kp.waves) % gpu_.cu.simds;
-      s.phase = 0;
-      s.arrived = s.joined = 0;
-      s.phase_start = s.max_finish = s.start = now;
-      s.join_time = 0;
-      std::fill(s.table.begin(), s.table.end(), kNotIssued);
-      std::fill(s.ring.begin(), s.ring.end(), -1);
-      ++dispatched_;
-      fast_forward(now);
-      for (std::uint32_t l = 0; l < shape_.lanes; ++l) {
-        Lane& lane = s.lanes[l];
-        lane.cursor.emplace(*shape_.pp, kp, wg, &shape_.filters[std::min(l, kFirstGroupLane)], shape_.batch);
-        lane.has_pending = lane.exhausted = lane.waiting = lane.at_phase = lane.timed = false;
-        lane.released = now;
-        lane.issued = now;
-        wake(slot, l, now);
-      }
-      ++active_;
+      start(x, best, wg, now);
     }
+  }
+
+  // Starts workgroup `wg` on CU `best` of XCD `x`.
+  void start(std::uint32_t x, std::uint32_t best, std::uint64_t wg, Tick now) {
+    const KernelProgram& kp = *shape_.kp;
+    ++next_of_xcd_[x];
+    const std::uint32_t cu = x * cus_per_xcd_ + best;
+    ++cus_[cu].resident;
+    const std::uint32_t slot = free_.back();
+    free_.pop_back();
+    Resident& s = residents_[slot];
+    s.wg = wg;
+    s.cu = cu;
+    s.xcd = x;
+    s.simd0 = next_simd_[cu];
+    next_simd_[cu] = (next_simd_[cu] + kp.waves) % gpu_.cu.simds;
+    s.phase = 0;
+    s.arrived = s.joined = 0;
+    s.phase_start = s.max_finish = s.start = now;
+    s.join_time = 0;
+    std::fill(s.table.begin(), s.table.end(), kNotIssued);
+    std::fill(s.ring.begin(), s.ring.end(), -1);
+    ++dispatched_;
+    fast_forward(now);
+    for (std::uint32_t l = 0; l < shape_.lanes; ++l) {
+      Lane& lane = s.lanes[l];
+      lane.cursor.emplace(*shape_.pp, kp, wg, &shape_.filters[std::min(l, kFirstGroupLane)], shape_.batch);
+      lane.has_pending = lane.exhausted = lane.waiting = lane.at_phase = lane.timed = false;
+      lane.released = now;
+      lane.issued = now;
+      wake(slot, l, now);
+    }
+    ++active_;
   }
 
   // After a dispatch: at a fast-forward window's boundary, takes the kernel's snapshot and skips
@@ -752,7 +789,8 @@ class KernelRun {
   std::vector<std::uint32_t> next_simd_;
   std::vector<Resident> residents_;
   std::vector<std::uint32_t> free_;
-  std::vector<std::uint64_t> next_of_xcd_;
+  std::vector<std::uint64_t> next_of_xcd_;  // workgroups each XCD started (and fast-forward skipped)
+  std::uint64_t next_id_ = 0;               // round_robin_blocking: the next id the dispatcher hands out
   std::vector<TrafficCounters> per_xcd_;
   std::vector<LineRequest> lines_;  // the memory operation being issued (no allocation once grown)
   std::vector<RowSpan> spans_;      // the same, in the approximate mode

@@ -2,6 +2,8 @@
 // instruction counts against the closed form, determinism.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "arch/arch_locator.h"
 #include "arch/spec_loader.h"
 #include "sim/engine.h"
@@ -118,6 +120,56 @@ TEST_CASE("workgroups go round-robin to the XCDs and every one is traced once") 
     ++seen[s.workgroup];
   }
   CHECK(std::count(seen.begin(), seen.end(), 1) == 20);
+}
+
+namespace {
+// The largest number of ids by which a workgroup started ahead of one that had not started yet:
+// over the workgroups in order of start, the id minus the number started before it.
+std::int64_t largest_run_ahead(const sim::KernelResult& k) {
+  std::vector<sim::WorkgroupSpan> spans = k.spans;
+  std::stable_sort(spans.begin(), spans.end(), [](const auto& a, const auto& b) {
+    return a.start != b.start ? a.start < b.start : a.workgroup < b.workgroup;
+  });
+  std::int64_t ahead = 0;
+  for (std::size_t i = 0; i < spans.size(); ++i) ahead = std::max(ahead, static_cast<std::int64_t>(spans[i].workgroup) - static_cast<std::int64_t>(i));
+  return ahead;
+}
+}  // namespace
+
+TEST_CASE("dispatch.order: round_robin lets an XCD run ahead and round_robin_blocking hands ids out in order") {
+  // CK's causal backward: key block j of a head meets the query blocks from j on, so the blocks
+  // an XCD gets (every eighth) differ in work and, with 2 CUs per XCD (16 slots for 128
+  // workgroups), the XCDs with lighter blocks start their next ones first.
+  Problem p = heads(8, 2048);
+  p.heads_kv = 2;
+  p.causal = true;
+  const auto pp = test::build(p, "ck", Direction::bwd);
+  const std::vector<std::string> small = {"chip.cus_per_xcd=2", "clock.engine=1.5GHz"};
+  auto blocking_sets = small;
+  blocking_sets.push_back("dispatch.order=round_robin_blocking");
+  const auto free_run = run(pp, mi300x(small), true);
+  const auto blocking = run(pp, mi300x(blocking_sets), true);
+  REQUIRE(free_run.kernels.size() == blocking.kernels.size());
+  bool drifted = false;
+  for (std::size_t i = 0; i < blocking.kernels.size(); ++i) {
+    const auto& k = blocking.kernels[i];
+    CAPTURE(k.name);
+    // Blocking: when a workgroup starts, every lower id has started (ties broken by id).
+    CHECK(largest_run_ahead(k) == 0);
+    for (const auto& s : k.spans) CHECK(s.xcd == s.workgroup % 8);  // the same mapping
+    drifted = drifted || largest_run_ahead(free_run.kernels[i]) >= 8;
+  }
+  CHECK(drifted);  // at least one kernel's XCDs ran a round or more ahead of another's
+  // The work is the same; only who waits differs.
+  CHECK(blocking.total.tcc_req == free_run.total.tcc_req);
+}
+
+TEST_CASE("dispatch.order = round_robin_blocking refuses fast-forward and names the key") {
+  const auto pp = test::build(heads(8, 1024), "aiter-v3", Direction::fwd);
+  sim::EngineOptions o;
+  o.fast_forward = true;
+  CHECK_THROWS_WITH_AS(sim::simulate({&pp}, mi300x({"dispatch.order=round_robin_blocking"}), o),
+                       doctest::Contains("key 'dispatch.order': fast-forward skips each XCD's share"), arch::ConfigError);
 }
 
 TEST_CASE("the timed run is deterministic") {
