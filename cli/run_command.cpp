@@ -23,6 +23,7 @@ struct RunState {
   bool approximate = false;
   std::uint32_t loop_batch = 0;
   bool fast_forward = false;
+  bool stats = false;
 };
 
 void run(const RunState& st) {
@@ -35,7 +36,9 @@ void run(const RunState& st) {
   spec.approximate = st.approximate;
   spec.loop_batch = st.loop_batch;
   spec.fast_forward = st.fast_forward;
+  spec.stats = st.stats;
   report::check_trace_option(spec, !st.trace.empty());
+  report::check_stats_option(spec);
   nlohmann::json trace;
   std::ofstream trace_file;
   if (!st.trace.empty()) {
@@ -84,6 +87,9 @@ void add_run_command(CLI::App& app) {
               "simulate only some rounds of large grids (warm-up, measured windows, drain) and interpolate the "
               "rounds skipped between them: several times faster on grids of many rounds; its departure from a full "
               "run is in docs/model.md (Fast-forward); not with --trace");
+  c->add_flag("--stats", st->stats,
+              "report every L2, MALL and HBM channel's requests, bytes and busy time (JSON key stats, docs/output.md) "
+              "and a line on how evenly the channels were loaded; not with --fast-forward");
   c->footer(
       "Examples:\n"
       "  attnsim run                                                 MI300X, aiter-v3, B=1 Hq=64 Hkv=8 N=8192 causal, fwd+bwd\n"

@@ -100,6 +100,62 @@ json kernel_json(const arch::GpuSpec& gpu, const sim::KernelResult& k) {
   return j;
 }
 
+namespace {
+// The busiest channel of a level against the mean, busy time over the run's: one line per level
+// (the stats tree of RunResult::stats).
+std::string channel_balance(const json& stats) {
+  const double run_ps = static_cast<double>(stats.value("time_ps", std::uint64_t{0}));
+  if (run_ps <= 0) return {};
+  struct Level {
+    explicit Level(std::string n) : name(std::move(n)) {}
+    std::string name;
+    double sum = 0, max = 0;
+    std::size_t count = 0;
+    std::string busiest;
+  };
+  const auto add = [](Level& l, double busy, const std::string& where) {
+    l.sum += busy;
+    ++l.count;
+    if (busy > l.max) {
+      l.max = busy;
+      l.busiest = where;
+    }
+  };
+  Level l2("L2 read"), link("L2-fabric link"), mall("MALL"), hbm("HBM");
+  const auto l2_channels = [&](const json& l2_json, const std::string& where) {
+    for (std::size_t c = 0; c < l2_json["channel"].size(); ++c) {
+      const json& ch = l2_json["channel"][c];
+      const std::string at = where + "channel " + std::to_string(c);
+      add(l2, static_cast<double>(ch["read_busy_ps"].get<std::uint64_t>()), at);
+      add(link, static_cast<double>(ch["link_busy_ps"].get<std::uint64_t>()), at);
+    }
+  };
+  if (stats.contains("xcd")) {
+    for (std::size_t x = 0; x < stats["xcd"].size(); ++x) {
+      if (stats["xcd"][x].contains("l2")) l2_channels(stats["xcd"][x]["l2"], "XCD " + std::to_string(x) + " ");
+    }
+  }
+  if (stats.contains("l2")) l2_channels(stats["l2"], "");
+  const auto bank = [&](Level& l, const char* key) {
+    if (!stats.contains(key)) return;
+    for (std::size_t c = 0; c < stats[key]["channel"].size(); ++c) {
+      add(l, static_cast<double>(stats[key]["channel"][c]["busy_ps"].get<std::uint64_t>()), "channel " + std::to_string(c));
+    }
+  };
+  bank(mall, "mall");
+  bank(hbm, "hbm");
+  std::string out = "  channels, busy over the run's time (mean, busiest):";
+  bool first = true;
+  for (const Level* l : {&l2, &link, &mall, &hbm}) {
+    if (l->count == 0) continue;
+    out += std::string(first ? " " : "; ") + l->name + " " + fixed(100 * l->sum / static_cast<double>(l->count) / run_ps, 1) +
+           " %, " + fixed(100 * l->max / run_ps, 1) + " % (" + (l->busiest.empty() ? "none" : l->busiest) + ")";
+    first = false;
+  }
+  return out + "\n";
+}
+}  // namespace
+
 json run_report(const RunInputs& in, const sim::RunResult& r) {
   const arch::GpuSpec& gpu = *in.gpu;
   json j;
@@ -147,6 +203,7 @@ json run_report(const RunInputs& in, const sim::RunResult& r) {
   j["simulation"] = {{"events", r.events},
                      {"clock_updates", r.clock_updates},
                      {"hierarchy_state_bytes", r.hierarchy_state_bytes}};
+  if (!r.stats.is_null()) j["stats"] = r.stats;
   return j;
 }
 
@@ -193,6 +250,7 @@ std::string render_run_report(const json& j) {
      << ", WRITE_SIZE " << mb(t["l2_fabric_write_bytes"]) << ", MALL hits " << mb(t["mall_hit_bytes"]) << ", HBM read "
      << mb(t["hbm_read_bytes"]) << ", HBM write " << mb(t["hbm_write_bytes"]) << "\n";
   os << "  utilisation is busy time over the kernel's time; clocks are modelled unless pinned (--set clock.engine=...)\n";
+  if (j.contains("stats")) os << channel_balance(j["stats"]);
   bool skipped_any = false;
   for (const auto& k : j["kernels"]) {
     const auto& f = k["fast_forward"];

@@ -23,6 +23,13 @@ void check_trace_option(const PointSpec& spec, bool trace) {
   }
 }
 
+void check_stats_option(const PointSpec& spec) {
+  if (spec.fast_forward && spec.stats) {
+    throw arch::ConfigError(arch::ValueOrigin{"--fast-forward", 0, 0, {}}, "fast_forward",
+                            "fast-forward skips workgroups, and the channel statistics count what was served: drop --stats or --fast-forward");
+  }
+}
+
 nlohmann::json simulate_point(const PointSpec& spec, const sim::EngineOptions& options, nlohmann::json* trace) {
   const auto loaded = arch::load_arch_file(arch::resolve_arch(spec.arch), spec.sets);
   const workloads::KernelSchedule k = workloads::parse_kernel_spec(spec.kernel);
@@ -46,7 +53,9 @@ nlohmann::json simulate_point(const PointSpec& spec, const sim::EngineOptions& o
   // The spec decides the loop batch (options.loop_batch is not used): 0 is the approximate mode's default.
   o.loop_batch = !o.approximate ? 1 : (spec.loop_batch ? spec.loop_batch : sim::kApproximateLoopBatch);
   check_trace_option(spec, o.trace);
+  check_stats_option(spec);
   o.fast_forward = spec.fast_forward;
+  o.stats = spec.stats;
   const sim::RunResult r = sim::simulate(in.passes, loaded.spec, o);
   if (trace) *trace = trace_json(in, r);
   return run_report(in, r);

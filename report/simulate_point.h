@@ -26,6 +26,9 @@ struct PointSpec {
   // Skip rounds of large grids and interpolate them from measured windows (sim/fast_forward.h).
   // Contract: not with a trace (a trace shows every workgroup).
   bool fast_forward = false;
+  // Per-channel statistics in the report (`stats`, docs/output.md). Contract: not with fast_forward
+  // (the channels serve only what was simulated).
+  bool stats = false;
 };
 
 // The passes of a direction text. Contract: throws arch::ConfigError naming `flag` unless fwd, bwd or both.
@@ -34,6 +37,8 @@ std::vector<workloads::Direction> parse_directions(const std::string& text, cons
 // Contract: throws arch::ConfigError when a trace is asked for a fast-forwarded point (a trace
 // shows every workgroup; fast-forward skips some).
 void check_trace_option(const PointSpec& spec, bool trace);
+// Contract: throws arch::ConfigError when stats are asked for a fast-forwarded point.
+void check_stats_option(const PointSpec& spec);
 
 // Simulates the point and returns its report (report/run_report.h); with `trace` set, also the
 // Perfetto trace. `options` may ask for the approximate mode and a trace; the loop batch is the

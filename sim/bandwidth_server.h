@@ -24,15 +24,18 @@ class BandwidthServer {
     const Tick start = std::max(arrival, free_);
     free_ = start + transfer_time(bytes, ps_per_byte_);
     busy_ += free_ - start;
+    bytes_ += bytes;
     return free_;
   }
   Tick busy() const { return busy_; }
+  std::uint64_t bytes() const { return bytes_; }  // served so far
   Tick free_at() const { return free_; }
 
  private:
   double ps_per_byte_ = 1;
   Tick free_ = 0;
   Tick busy_ = 0;
+  std::uint64_t bytes_ = 0;
 };
 
 }  // namespace attnsim::sim

@@ -833,10 +833,33 @@ void set_activity(const arch::GpuSpec& gpu, const KernelProgram& kp, KernelResul
   k.hbm_activity = a.stream;
 }
 
+// The run's statistics (RunResult::stats): each XCD's L2 counters over every kernel, then every
+// channel's.
+nlohmann::json run_stats(const arch::GpuSpec& gpu, const MemoryPath& memory, const RunResult& r) {
+  Stats stats;
+  for (const KernelResult& k : r.kernels) {
+    for (std::uint32_t x = 0; x < k.per_xcd.size(); ++x) {
+      const TrafficCounters& c = k.per_xcd[x];
+      const std::string name = memory.l2_stats_name(gpu.l2_instance_of(x)) + ".";
+      stats.counter(name + "requests") += c.tcc_req;
+      stats.counter(name + "hits") += c.tcc_hit;
+      stats.counter(name + "misses") += c.tcc_miss;
+      stats.counter(name + "fetch_bytes") += c.fetch_size_bytes();
+      stats.counter(name + "write_bytes") += c.write_size_bytes();
+    }
+  }
+  memory.add_stats(stats);
+  stats.counter("time_ps") = static_cast<std::uint64_t>(r.time);
+  return stats.to_json();
+}
+
 }  // namespace
 
 RunResult simulate(const std::vector<const PassPrograms*>& passes, const arch::GpuSpec& gpu,
                    const EngineOptions& options) {
+  if (options.stats && options.fast_forwards()) {
+    throw std::invalid_argument("stats count what the channels served, and fast-forward skips workgroups: ask for one of them");
+  }
   RunResult result;
   MemoryPath memory(gpu, gpu.clock.engine_max.value, options.approximate ? TagMode::approximate : TagMode::exact);
   Tick t = 0;
@@ -862,6 +885,7 @@ RunResult simulate(const std::vector<const PassPrograms*>& passes, const arch::G
     }
   }
   result.time = t;
+  if (options.stats) result.stats = run_stats(gpu, memory, result);
   result.hierarchy_state_bytes = memory.state_bytes();
   result.approximate = options.approximate;
   result.fast_forward = options.fast_forwards();

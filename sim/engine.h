@@ -34,6 +34,9 @@ struct EngineOptions {
   // Skip rounds of large grids, interpolating them from measured windows (sim/fast_forward.h).
   // Either tag mode; ignored with `trace` (a trace shows every workgroup).
   bool fast_forward = false;
+  // Collect the per-channel statistics of the run (RunResult::stats). Not with fast_forward: the
+  // channels serve only what was simulated.
+  bool stats = false;
   // Whether the run fast-forwards: asked for, and no trace.
   bool fast_forwards() const { return fast_forward && !trace; }
 };
@@ -95,13 +98,18 @@ struct RunResult {
   std::uint64_t hierarchy_state_bytes = 0;
   bool approximate = false;           // run in the approximate tag mode
   bool fast_forward = false;          // EngineOptions::fast_forward was asked for
+  // EngineOptions::stats: the run's statistics as nested JSON (Stats::to_json), null otherwise.
+  // xcd[i].l2.{requests, hits, misses, fetch_bytes, write_bytes} per XCD (l2.* for one shared L2),
+  // every channel's figures (MemoryPath::add_stats) and time_ps, the run's end.
+  nlohmann::json stats;
 };
 
 // Simulates the kernels of `passes` in stream order on one GPU (the forward pass before the
 // backward for `both`). The memory-side cache keeps its contents across kernels; the L2s are
 // written back and invalidated at every kernel end.
 // Contract: deterministic (a pure function of its inputs); throws arch::ConfigError when a kernel's
-// workgroup does not fit on a CU or the GPU's L2 line is not 128 B.
+// workgroup does not fit on a CU or the GPU's L2 line is not 128 B, and std::invalid_argument when
+// options ask for stats and fast-forward together.
 RunResult simulate(const std::vector<const workloads::PassPrograms*>& passes, const arch::GpuSpec& gpu,
                    const EngineOptions& options = {});
 

@@ -37,6 +37,8 @@ MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz, TagMode mode)
   }
   const std::uint32_t channels = instances * gpu.l2.channels;
   l2_read_.resize(channels);
+  channel_requests_.assign(channels, 0);
+  channel_hits_.assign(channels, 0);
   writeback_queue_.assign(static_cast<std::size_t>(channels) * gpu.l2.writeback_queue, 0);
   writeback_next_.assign(channels, 0);
   l2_write_.resize(channels);
@@ -102,6 +104,7 @@ MemoryPath::ReadRoute MemoryPath::route_read(std::uint32_t inst, const LineReque
   r.channel = l2_channel(inst, q.address);
   c.add_request(atomic, q.hi - q.lo, sectors_touched(q.lo, q.hi));
   r.hit = l2_[inst].access_line(q.address, atomic, r.evicted, r.victim);
+  count_channel(r.channel, 1, r.hit ? 1 : 0);
   ++c.tcc_req;
   if (r.hit) {
     ++c.tcc_hit;
@@ -170,7 +173,9 @@ std::uint32_t MemoryPath::route_atomic(std::uint32_t inst, const LineRequest& q,
   c.add_request(true, q.hi - q.lo, sectors_touched(q.lo, q.hi));
   ++c.tcc_req;
   ++c.tcc_miss;
-  return l2_channel(inst, q.address);
+  const std::uint32_t ch = l2_channel(inst, q.address);
+  count_channel(ch, 1, 0);
+  return ch;
 }
 
 Tick MemoryPath::atomic(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
@@ -250,6 +255,36 @@ LevelBusy MemoryPath::busy() const {
   b.mall_channels = static_cast<std::uint32_t>(mall_ch_.size());
   b.hbm_channels = static_cast<std::uint32_t>(hbm_ch_.size());
   return b;
+}
+
+std::string MemoryPath::l2_stats_name(std::uint32_t inst) const {
+  return gpu_->l2.scope == arch::L2Scope::per_xcd ? "xcd[" + std::to_string(inst) + "].l2" : std::string("l2");
+}
+
+void MemoryPath::add_stats(Stats& stats) const {
+  const std::uint32_t per = gpu_->l2.channels;
+  for (std::uint32_t ch = 0; ch < l2_read_.size(); ++ch) {
+    const std::string name = l2_stats_name(ch / per) + ".channel[" + std::to_string(ch % per) + "].";
+    if (mode_ == TagMode::exact) {
+      stats.counter(name + "requests") += channel_requests_[ch];
+      stats.counter(name + "hits") += channel_hits_[ch];
+    }
+    stats.counter(name + "read_bytes") += l2_read_[ch].bytes();
+    stats.counter(name + "write_bytes") += l2_write_[ch].bytes();
+    stats.counter(name + "link_bytes") += link_[ch].bytes();
+    stats.counter(name + "read_busy_ps") += static_cast<std::uint64_t>(l2_read_[ch].busy());
+    stats.counter(name + "write_busy_ps") += static_cast<std::uint64_t>(l2_write_[ch].busy());
+    stats.counter(name + "link_busy_ps") += static_cast<std::uint64_t>(link_[ch].busy());
+  }
+  const auto bank = [&](const ServerBank& b, const std::string& level) {
+    for (std::uint32_t ch = 0; ch < b.size(); ++ch) {
+      const std::string name = level + ".channel[" + std::to_string(ch) + "].";
+      stats.value(name + "bytes") += b.bytes(ch);
+      stats.counter(name + "busy_ps") += static_cast<std::uint64_t>(b.busy(ch));
+    }
+  };
+  if (has_mall_) bank(mall_ch_, "mall");
+  bank(hbm_ch_, "hbm");
 }
 
 std::uint64_t MemoryPath::state_bytes() const {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "arch/gpu_spec.h"
@@ -16,6 +17,7 @@
 #include "sim/cache.h"
 #include "sim/channel_demand.h"
 #include "sim/server_bank.h"
+#include "sim/stats.h"
 #include "sim/counters.h"
 #include "sim/divisor.h"
 #include "sim/group_cache.h"
@@ -137,6 +139,14 @@ class MemoryPath {
   }
   LevelBusy busy() const;
   std::uint64_t state_bytes() const;  // memory held by the tag state
+  // Adds, per channel, the bytes served and the busy time since construction, and in the exact
+  // mode the L2 requests and hits, to `stats`: <l2>.channel[c].{requests, hits, read_bytes,
+  // write_bytes, link_bytes, read_busy_ps, write_busy_ps, link_busy_ps} with <l2> = xcd[i].l2 for
+  // an L2 per XCD (l2 for one shared L2), mall.channel[m].{bytes, busy_ps}, hbm.channel[h].{bytes,
+  // busy_ps}. Channel requests and hits sum to TCC_REQ and TCC_HIT.
+  void add_stats(Stats& stats) const;
+  // The stats name of L2 instance `inst` (xcd[i].l2, or l2 when one L2 serves every XCD).
+  std::string l2_stats_name(std::uint32_t inst) const;
   // The approximate mode: calls f(key, shape, units, lo, hi) for each group a span touches, with the
   // group's 64 B units it covers; [lo, hi) is the byte range within a 4 KiB chunk group (flat
   // tensors, and rows not aligned to 128 B), [0, max) for a group of whole-line rows.
@@ -324,6 +334,12 @@ class MemoryPath {
   std::vector<Tick> writeback_queue_;             // per L2 channel: completion of each queue slot's write-back
   std::vector<std::uint32_t> writeback_next_;      // per L2 channel: the oldest slot
   std::vector<BandwidthServer> l2_read_, l2_write_, link_;  // instance x channel
+  // The exact mode's L2 requests and hits per channel (instance x channel).
+  std::vector<std::uint64_t> channel_requests_, channel_hits_;
+  void count_channel(std::uint32_t channel, std::uint64_t requests, std::uint64_t hits) {
+    channel_requests_[channel] += requests;
+    channel_hits_[channel] += hits;
+  }
   ServerBank mall_ch_, hbm_ch_;
   // A batch's demand on each level (scratch of the batch forms).
   ChannelDemand l2_demand_, link_demand_, mall_demand_, hbm_demand_;
@@ -421,7 +437,9 @@ std::uint32_t MemoryPath::route_write(std::uint32_t inst, const LineRequest& q, 
   ++c.tcc_req;
   c.tcc_hit += r.hits;
   c.tcc_miss += r.misses;
-  return l2_channel(inst, q.address);
+  const std::uint32_t ch = l2_channel(inst, q.address);
+  count_channel(ch, 1, r.hits);
+  return ch;
 }
 
 }  // namespace attnsim::sim

@@ -13,7 +13,8 @@ namespace attnsim::sim {
 // `channels` servers of `bytes_per_second` each. Contract: serve(ch, ...) times channel `ch` exactly
 // as a BandwidthServer would; serve_each(t, bytes) is the same as serving bytes / channels on every
 // channel at `t` (the per-channel time rounded once, to the nearest picosecond) and returns when the
-// last channel is through, in constant time. busy() sums every channel's busy time.
+// last channel is through, in constant time. busy() sums every channel's busy time; busy(ch) and
+// bytes(ch) are channel ch's own (its share of every even spread included).
 //
 // How: channel ch is free at max(own[ch] + shift, floor). Serving d on every channel at t makes
 // each max(t, free) + d = max(own[ch] + shift + d, max(t, floor) + d), so it adds d to `shift` and
@@ -22,7 +23,7 @@ class ServerBank {
  public:
   ServerBank() = default;
   ServerBank(std::size_t channels, double bytes_per_second)
-      : own_(channels, 0), ps_per_byte_(1e12 / bytes_per_second) {}
+      : own_(channels, 0), own_busy_(channels, 0), own_bytes_(channels, 0), ps_per_byte_(1e12 / bytes_per_second) {}
 
   std::size_t size() const { return own_.size(); }
   Tick free_at(std::uint32_t ch) const { return std::max(own_[ch] + shift_, floor_); }
@@ -32,6 +33,8 @@ class ServerBank {
     own_[ch] = end - shift_;
     max_own_ = std::max(max_own_, own_[ch]);
     busy_ += d;
+    own_busy_[ch] += d;
+    own_bytes_[ch] += bytes;
     return end;
   }
   Tick serve_each(Tick arrival, std::uint64_t bytes) {
@@ -39,13 +42,23 @@ class ServerBank {
     shift_ += d;
     floor_ = std::max(arrival, floor_) + d;
     busy_ += d * static_cast<Tick>(own_.size());
+    each_busy_ += d;
+    each_bytes_ += bytes;
     return std::max(max_own_ + shift_, floor_);
   }
   Tick busy() const { return busy_; }
+  Tick busy(std::uint32_t ch) const { return own_busy_[ch] + each_busy_; }
+  double bytes(std::uint32_t ch) const {
+    return static_cast<double>(own_bytes_[ch]) + static_cast<double>(each_bytes_) / static_cast<double>(own_.size());
+  }
 
  private:
   std::vector<Tick> own_;  // each channel's free time, less shift_
+  std::vector<Tick> own_busy_;             // each channel's busy time from serve()
+  std::vector<std::uint64_t> own_bytes_;   // and bytes
   Tick shift_ = 0, floor_ = 0, max_own_ = 0, busy_ = 0;
+  Tick each_busy_ = 0;                     // every channel's busy time from serve_each()
+  std::uint64_t each_bytes_ = 0;           // bytes spread evenly by serve_each()
   double ps_per_byte_ = 1;
 };
 

@@ -14,6 +14,9 @@ namespace attnsim::sim {
 // inner loop never looks a name up. References stay valid for the registry's lifetime.
 class Stats {
  public:
+  Stats() = default;
+  Stats(const Stats&) = delete;  // the index points into this registry's own storage
+  Stats& operator=(const Stats&) = delete;
   std::uint64_t& counter(const std::string& name);
   double& value(const std::string& name);
   // The counter's value, or 0 when it was never registered.

@@ -99,3 +99,45 @@ TEST_CASE("HBM read and write streams land within 5 percent of the measured MI30
   o.pattern = "stream-write";
   CHECK(run_memory_micro(gpu, o).bandwidth_bytes_per_s / 1e12 == doctest::Approx(4.85).epsilon(0.05));
 }
+
+TEST_CASE("channel stats: a line read twice is one channel's two requests and one hit") {
+  // Hand calculation: MI300X's L2 channels read 128 B per engine clock, so at 2.1 GHz a 128 B line
+  // takes 1e12 / 2.1e9 = 476.19 ps, rounded to 476 ps, on its channel; the first read misses the
+  // L2 and the MALL, so its 128 B pass the L2-fabric link, a MALL channel and an HBM channel.
+  const auto& gpu = test::gpu("mi300x");
+  MemoryPath path(gpu, 2.1e9);
+  TrafficCounters c;
+  const Tick first = path.read(0, 0, 1 << 20, 0, 128, 0, c);
+  path.start_kernel();  // a new kernel invalidates the L1, so the second read reaches the L2
+  path.read(0, 0, 1 << 20, 0, 128, first, c);
+  Stats stats;
+  path.add_stats(stats);
+  const nlohmann::json j = stats.to_json();
+  REQUIRE(j["xcd"].size() == 8);
+  std::uint64_t requests = 0, channels_used = 0;
+  for (const auto& x : j["xcd"]) {
+    for (const auto& ch : x["l2"]["channel"]) {
+      requests += ch["requests"].get<std::uint64_t>();
+      if (ch["requests"].get<std::uint64_t>() == 0) continue;
+      ++channels_used;
+      CHECK(ch["requests"] == 2);
+      CHECK(ch["hits"] == 1);
+      CHECK(ch["read_bytes"] == 256);
+      CHECK(ch["read_busy_ps"] == 2 * 476);
+      CHECK(ch["link_bytes"] == 128);
+    }
+  }
+  CHECK(requests == 2);
+  CHECK(channels_used == 1);
+  CHECK(c.tcc_req == 2);
+  double mall = 0, hbm = 0;
+  std::uint64_t hbm_channels_used = 0;
+  for (const auto& ch : j["mall"]["channel"]) mall += ch["bytes"].get<double>();
+  for (const auto& ch : j["hbm"]["channel"]) {
+    hbm += ch["bytes"].get<double>();
+    hbm_channels_used += ch["bytes"].get<double>() > 0;
+  }
+  CHECK(mall == 128);
+  CHECK(hbm == 128);
+  CHECK(hbm_channels_used == 1);
+}

@@ -50,6 +50,52 @@ TEST_CASE("run --json has the documented keys and consistent totals") {
   CHECK(j["traffic"]["l2_fabric_write_bytes"] == j["counters"]["WRITE_SIZE_bytes"]);
 }
 
+TEST_CASE("run --stats: the channels' figures add up to the run's counters in either tag mode") {
+  for (const char* mode : {"", "--approximate "}) {
+    CAPTURE(mode);
+    const Run r = run_attnsim(std::string("run --json --stats ") + mode + kSmall);
+    REQUIRE(r.exit_code == 0);
+    const auto j = nlohmann::json::parse(r.out);
+    REQUIRE(j.contains("stats"));
+    const auto& st = j["stats"];
+    const auto& c = j["counters"];
+    const bool exact = std::string(mode).empty();
+    std::uint64_t requests = 0, hits = 0, xcd_requests = 0, read = 0, link = 0;
+    for (const auto& x : st["xcd"]) {
+      xcd_requests += x["l2"]["requests"].get<std::uint64_t>();
+      for (const auto& ch : x["l2"]["channel"]) {
+        CHECK(ch.contains("requests") == exact);  // attributed per line in the exact mode only
+        requests += ch.value("requests", std::uint64_t{0});
+        hits += ch.value("hits", std::uint64_t{0});
+        read += ch["read_bytes"].get<std::uint64_t>();
+        link += ch["link_bytes"].get<std::uint64_t>();
+      }
+    }
+    CHECK(xcd_requests == c["TCC_REQ"].get<std::uint64_t>());
+    if (exact) {
+      CHECK(requests == c["TCC_REQ"].get<std::uint64_t>());
+      CHECK(hits == c["TCC_HIT"].get<std::uint64_t>());
+    }
+    CHECK(read == j["traffic"]["l2_read_request_bytes"].get<std::uint64_t>());
+    const auto fabric = c["FETCH_SIZE_bytes"].get<std::uint64_t>() + c["WRITE_SIZE_bytes"].get<std::uint64_t>();
+    CHECK(link == fabric);
+    double mall = 0, hbm = 0;
+    for (const auto& ch : st["mall"]["channel"]) mall += ch["bytes"].get<double>();
+    for (const auto& ch : st["hbm"]["channel"]) hbm += ch["bytes"].get<double>();
+    CHECK(mall == doctest::Approx(static_cast<double>(fabric)).epsilon(1e-12));
+    CHECK(hbm == doctest::Approx(static_cast<double>(c["hbm_read_bytes"].get<std::uint64_t>() + c["hbm_write_bytes"].get<std::uint64_t>())).epsilon(1e-12));
+    CHECK(st["time_ps"].get<double>() == doctest::Approx(j["time_us"].get<double>() * 1e6));
+  }
+  const Run plain = run_attnsim(std::string("run --json ") + kSmall);
+  CHECK_FALSE(nlohmann::json::parse(plain.out).contains("stats"));
+  const Run text = run_attnsim(std::string("run --stats ") + kSmall);
+  CHECK(text.out.find("channels, busy over the run's time (mean, busiest): L2 read ") != std::string::npos);
+  const Run both = run_attnsim(std::string("run --stats --fast-forward ") + kSmall);
+  CHECK(both.exit_code == 2);
+  CHECK(both.out.find("key 'fast_forward': fast-forward skips workgroups, and the channel statistics count what was served") !=
+        std::string::npos);
+}
+
 TEST_CASE("counters carry the profiler names of the GPU's vendor") {
   // H100 (NVIDIA): Nsight Compute names. FlashAttention-2's d=128 bf16 rows are 256 B, aligned to
   // the 128 B line, so every read request covers whole 32 B sectors: sectors x 32 = bytes read.
