@@ -149,6 +149,11 @@ TEST_CASE("a GEMM the microbenchmark cannot run is refused naming the problem") 
                        doctest::Contains("does not fit a AMD Instinct MI300X CU"), arch::ConfigError);
   CHECK_THROWS_WITH_AS(workloads::build_gemm({1 << 20, 1 << 20, 1 << 20, arch::Dtype::bf16}, tiling, gpu, "x"),
                        doctest::Contains("workgroup K slices (this shape has 274877906944)"), arch::ConfigError);
+  // 2^20 x 256 x 2^18 bf16 is within the slice bound (4096 x 1 x 4096 slices) but A alone is
+  // 2^20 x 2^18 x 2 B = 549.8 GB.
+  CHECK_THROWS_WITH_AS(workloads::build_gemm({1 << 20, 256, 1 << 18, arch::Dtype::bf16}, tiling, gpu, "--gemm-shape big"),
+                       doctest::Contains("--gemm-shape big: error: key 'hbm.capacity': the GEMM's matrices need 550"),
+                       arch::ConfigError);
   const test::CliRun shape = test::run_attnsim("micro --pattern gemm --gemm-shape 4096x4864");
   CHECK(shape.exit_code == 2);
   CHECK(test::contains(shape.out, "expected MxNxK with three positive integers"));

@@ -3,6 +3,7 @@
 #include <array>
 
 #include "arch/config_error.h"
+#include "workloads/kernel_program.h"
 
 namespace attnsim::workloads {
 
@@ -98,6 +99,7 @@ PassPrograms build_gemm(const GemmShape& s, const GemmTiling& t, const arch::Gpu
   descs[static_cast<std::size_t>(TensorId::gemm_b)] = column_slices(s.n, s.k, t.tile_k, e);
   descs[static_cast<std::size_t>(TensorId::gemm_c)] = column_slices(s.m, s.n, t.tile_n, 2);
   pp.tensors = std::make_unique<TensorSet>(descs);
+  check_fits_memory(*pp.tensors, gpu, origin, "the GEMM's matrices");
 
   KernelProgram kp;
   kp.kind = KernelKind::gemm;

@@ -349,6 +349,13 @@ std::string gigabytes(std::uint64_t bytes) {
 
 }  // namespace
 
+void check_fits_memory(const TensorSet& tensors, const arch::GpuSpec& gpu, const std::string& origin, const std::string& what) {
+  if (tensors.end_address() <= gpu.hbm.capacity.value) return;
+  throw arch::ConfigError(arch::ValueOrigin{origin, 0, 0, {}}, "hbm.capacity",
+                          what + " need " + gigabytes(tensors.end_address()) + ", more than the " +
+                              gigabytes(gpu.hbm.capacity.value) + " the " + gpu.name + " holds");
+}
+
 PassPrograms build_pass(const Problem& p, const KernelSchedule& k, Direction dir, const arch::GpuSpec& gpu) {
   PassPrograms pp;
   pp.problem = p;
@@ -362,12 +369,7 @@ PassPrograms build_pass(const Problem& p, const KernelSchedule& k, Direction dir
   if (dir == Direction::bwd && s.dq == DqMode::split) pp.dq_slices = static_cast<std::uint32_t>(ceil_div(p.seqlen_k, s.block_n));
   if (uses_dq_acc && s.dq == DqMode::atomic) pp.dq_slices = 1;
   pp.tensors = std::make_unique<TensorSet>(p, TensorNeeds{dir == Direction::bwd, uses_dq_acc ? pp.dq_slices : 0, expanded});
-  if (pp.tensors->end_address() > gpu.hbm.capacity.value) {
-    throw arch::ConfigError(arch::ValueOrigin{"problem " + p.describe(), 0, 0, {}}, "hbm.capacity",
-                            "the " + std::string(to_string(dir)) + " pass's tensors need " +
-                                gigabytes(pp.tensors->end_address()) + ", more than the " +
-                                gigabytes(gpu.hbm.capacity.value) + " the " + gpu.name + " holds");
-  }
+  check_fits_memory(*pp.tensors, gpu, "problem " + p.describe(), "the " + std::string(to_string(dir)) + " pass's tensors");
 
   if (dir == Direction::fwd) {
     pp.kernels.push_back(forward(p, k, *pp.mask, gpu));

@@ -98,6 +98,10 @@ struct PassPrograms {
 // A bijection on [0, workgroups); the identity when xcds <= 1.
 std::uint64_t remap_for_xcds(std::uint64_t id, std::uint64_t workgroups, std::uint32_t xcds);
 
+// Contract: throws arch::ConfigError (key hbm.capacity, origin `origin`) when `tensors` end beyond
+// the GPU's memory; `what` names them in the message ("the fwd pass's tensors").
+void check_fits_memory(const TensorSet& tensors, const arch::GpuSpec& gpu, const std::string& origin, const std::string& what);
+
 // Builds the kernels of one direction. Instruction counts use the arch's wave size and the
 // FLOPs of the schedule's matrix instruction.
 // Contract: throws arch::ConfigError when the arch lacks the schedule's matrix instruction or the
