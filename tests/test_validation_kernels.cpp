@@ -212,6 +212,23 @@ TEST_CASE("the harness's CPU reference agrees with attnsim's reference attention
   }
 }
 
+TEST_CASE("the dispatch probe's run-ahead: how far a workgroup started ahead of the id sequence") {
+  // Tickets in id order: nothing ran ahead.
+  CHECK(attn::largest_run_ahead({0, 1, 2, 3, 4, 5}) == 0);
+  // Workgroup 5 started third (ticket 2), when only 2 of the 5 lower ids had: 3 ahead. Workgroups
+  // 1 and 2 started after it, so they ran behind (negative), which does not count.
+  CHECK(attn::largest_run_ahead({0, 3, 4, 1, 5, 2}) == 3);
+  // XCD 0 (ids 0, 8, 16) slow under free round-robin over 8 XCDs: ids 0-7 start, then the other
+  // XCDs' 9-15 and 17-23, then 8 and 16. Id 17 took ticket 15 while 8 and 16 had not started: 2.
+  const std::vector<std::uint32_t> free_run = {0, 1, 2, 3, 4, 5, 6, 7, 22, 8, 9, 10, 11, 12, 13, 14, 23, 15, 16, 17, 18, 19, 20, 21};
+  CHECK(attn::largest_run_ahead(free_run) == 2);
+  attn::check_tickets(free_run);
+  CHECK_THROWS_AS(attn::check_tickets({0, 1, 1}), attn::BadInput);
+  CHECK_THROWS_AS(attn::check_tickets({0, 3, 1}), attn::BadInput);
+  CHECK(attn::parse_options({"--dispatch-probe"}).dispatch_probe);
+  CHECK_FALSE(attn::parse_options({}).dispatch_probe);
+}
+
 TEST_CASE("harness options: shapes the kernels cannot run are refused by name") {
   const attn::Options o = attn::parse_options({"--direction", "bwd", "--batch", "2", "--heads", "16", "--seqlen", "4096", "--causal"});
   CHECK(o.shape.heads_q == 16);

@@ -34,7 +34,27 @@ struct Options {
   std::vector<std::string> profile_csvs;  // ncu or rocprofv3 CSVs of one run to turn into rows
   std::string source = "attnsim validation harness";
   std::string conditions;         // appended to the conditions column (clocks seen, driver, date)
+  bool dispatch_probe = false;    // run the dispatch probe instead (dispatch_probe.h)
 };
+
+// The dispatch probe's result: how far ahead of the id sequence a workgroup started. ticket[wg] is
+// the order in which workgroup wg started (0 first). A workgroup that started when fewer than its
+// id others had started ran ahead by the difference; returns the largest such difference (0 when
+// workgroups start in id order).
+inline std::int64_t largest_run_ahead(const std::vector<std::uint32_t>& ticket) {
+  std::int64_t ahead = 0;
+  for (std::size_t wg = 0; wg < ticket.size(); ++wg) ahead = std::max(ahead, static_cast<std::int64_t>(wg) - static_cast<std::int64_t>(ticket[wg]));
+  return ahead;
+}
+
+// Contract: throws BadInput unless ticket is a permutation of 0 .. n - 1 (each workgroup took one).
+inline void check_tickets(const std::vector<std::uint32_t>& ticket) {
+  std::vector<char> seen(ticket.size(), 0);
+  for (std::uint32_t t : ticket) {
+    if (t >= ticket.size() || seen[t]) throw BadInput("dispatch probe: the tickets are not one per workgroup (" + std::to_string(t) + ")");
+    seen[t] = 1;
+  }
+}
 
 inline int parse_int(const std::string& flag, const std::string& text) {
   std::size_t used = 0;
@@ -60,6 +80,7 @@ inline const char* kUsage =
     "                   [--head-dim 64|128] [--causal] [--warmup N] [--reps N] [--no-check]\n"
     "                   [--csv FILE] [--conditions TEXT] [--source TEXT]\n"
     "       attnsim_gpu --profile-csv FILE... (the shape flags of the profiled run) [--csv FILE]\n"
+    "       attnsim_gpu --dispatch-probe   (does an XCD run ahead of the others? validation/README.md)\n"
     "Runs the validation kernels on random inputs, checks them against the CPU reference, times\n"
     "them and appends measurement rows for `attnsim validate`. Exit: 0 ok, 2 bad input, 3 results\n"
     "differ from the reference, 4 no GPU of this build's vendor, 1 internal error.\n";
@@ -101,6 +122,8 @@ inline Options parse_options(const std::vector<std::string>& args) {
       o.source = value();
     } else if (a == "--conditions") {
       o.conditions = value();
+    } else if (a == "--dispatch-probe") {
+      o.dispatch_probe = true;
     } else {
       throw BadInput("unknown option '" + a + "'\n" + kUsage);
     }

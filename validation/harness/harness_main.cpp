@@ -15,6 +15,7 @@
 
 #include "../kernels/attention_kernels.h"
 #include "../kernels/cpu_reference.h"
+#include "../kernels/dispatch_probe.h"
 #include "harness_core.h"
 
 namespace {
@@ -262,6 +263,35 @@ void emit(const Options& o, const std::string& rows) {
   out << rows;
 }
 
+// The dispatch probe (kernels/dispatch_probe.h): 16 rounds of the GPU's compute units with 8
+// workgroups of 256 threads each, every eighth id spinning 8 times as long. Prints the largest
+// run-ahead and what it says about attnsim's dispatch.order.
+int run_dispatch_probe(const std::string& gpu) {
+  gpuDeviceProp prop;
+  GPU_CHECK(gpuGetDeviceProperties(&prop, 0));
+  constexpr std::uint32_t kModulus = 8, kPerUnit = 8, kRounds = 16, kThreads = 256;
+  const std::uint32_t units = static_cast<std::uint32_t>(prop.multiProcessorCount);
+  const std::uint32_t workgroups = units * kPerUnit * kRounds;
+  DeviceArray<std::uint32_t> counter(1), tickets(workgroups);
+  counter.upload(std::vector<std::uint32_t>{0});
+  constexpr long long kShort = 20000, kLong = 8 * kShort;  // clock64 ticks
+  dispatch_probe_kernel<<<workgroups, kThreads>>>(counter.ptr, tickets.ptr, kShort, kLong, kModulus);
+  GPU_CHECK(gpuGetLastError());
+  GPU_CHECK(gpuDeviceSynchronize());
+  const std::vector<std::uint32_t> ticket = tickets.download();
+  check_tickets(ticket);
+  const std::int64_t ahead = largest_run_ahead(ticket);
+  const std::uint64_t resident = static_cast<std::uint64_t>(units) * kPerUnit;
+  std::printf("dispatch probe on %s: %u workgroups of %u threads, %u compute units; every %uth id spins %dx longer.\n"
+              "largest run-ahead: %lld ids (%.2f of the %llu workgroups that fit at once).\n"
+              "read: near 0 (a few ids of start-up jitter) means workgroups start in id order (attnsim: "
+              "dispatch.order = \"round_robin_blocking\"); many times the XCD count means XCDs run ahead of "
+              "each other (\"round_robin\", the shipped default).\n",
+              gpu.c_str(), workgroups, kThreads, units, kModulus, static_cast<int>(kLong / kShort), static_cast<long long>(ahead),
+              static_cast<double>(ahead) / static_cast<double>(resident), static_cast<unsigned long long>(resident));
+  return kExitOk;
+}
+
 int main_checked(const Options& o) {
   int devices = 0;
   if (gpuGetDeviceCount(&devices) != gpuSuccess || devices == 0) {
@@ -274,6 +304,7 @@ int main_checked(const Options& o) {
   const std::string gpu = device_name();
   const std::string arch = arch_of(gpu);
   if (arch.empty()) std::fprintf(stderr, "attnsim_gpu: warning: no attnsim config models '%s'; the arch column is empty\n", gpu.c_str());
+  if (o.dispatch_probe) return run_dispatch_probe(gpu);
   const std::string cond = conditions(o, gpu);
   std::string rows;
   if (!o.profile_csvs.empty()) {

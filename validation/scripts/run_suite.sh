@@ -100,6 +100,10 @@ profile() {
   "$bin" "$@" "${files[@]}" --csv "$out"
 }
 
+# The dispatch probe (validation/README.md): does an XCD run ahead of the others? Kept beside the
+# measurements; a failure here does not stop the suite.
+"$bin" --dispatch-probe | tee "${out%.csv}_dispatch_probe.txt" || echo "run_suite: the dispatch probe failed" >&2
+
 if [[ $quick == 1 ]]; then seqlens=(1024 4096); dims=(128); else seqlens=(1024 2048 4096 8192 16384); dims=(64 128); fi
 failed=0
 for direction in fwd bwd; do
