@@ -43,4 +43,11 @@ Activity matrix_load(Dtype dtype) {
   return a;
 }
 
+double xcd_clock(const GpuSpec& gpu, std::uint32_t xcd, double hz) {
+  if (gpu.clock.xcd_spread == 0 || gpu.chip.xcds < 2) return hz;
+  const double place = static_cast<double>(xcd) / static_cast<double>(gpu.chip.xcds - 1);
+  const double f = hz * (1 + gpu.clock.xcd_spread * (0.5 - place));
+  return std::min(f, std::max(hz, gpu.clock.engine_max.value));
+}
+
 }  // namespace attnsim::arch

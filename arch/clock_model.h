@@ -31,4 +31,9 @@ ClockEstimate sustained_clock(const ClockSpec& clock, const Activity& activity);
 // Full dense matrix load of one dtype (what a large GEMM does).
 Activity matrix_load(Dtype dtype);
 
+// The engine clock of XCD `xcd` when the power controller sets `hz`: hz x (1 + clock.xcd_spread x
+// (1/2 - xcd / (chip.xcds - 1))), not above max(hz, clock.engine_max); exactly hz on a GPU of one
+// XCD or with no spread. Contract: pure; xcd < chip.xcds.
+double xcd_clock(const GpuSpec& gpu, std::uint32_t xcd, double hz);
+
 }  // namespace attnsim::arch

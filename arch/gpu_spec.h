@@ -58,6 +58,10 @@ struct ClockSpec {
   Hertz matrix_max;   // highest engine clock while matrix units are busy (NVIDIA's tensor boost)
   Hertz memory;       // HBM memory clock (MCLK)
   Hertz fabric;       // clock of the fabric and memory-side cache
+  // Spread of the XCDs' engine clocks around the clock the power controller sets, as a fraction of
+  // it: XCD i of n runs at 1 + xcd_spread x (1/2 - i / (n - 1)) of it (XCD 0 fastest, the mean
+  // unchanged), none above engine_max. 0: one clock for every XCD (arch/clock_model.h).
+  double xcd_spread = 0;
   Watts power_limit;  // board power cap
   Watts power_baseline;  // power that does not scale with the engine clock (static, uncore, memory)
   // Dynamic power each activity class would draw at engine_max with the unit fully busy;

@@ -149,6 +149,31 @@ std::optional<E> parse_choice(std::string_view text) {
   return std::nullopt;
 }
 
+// A plain number (a fraction), written as a TOML float or integer.
+template <class Acc>
+ParamDecl number(std::string path, Acc acc, double lo, double hi, std::string desc) {
+  ParamDecl d;
+  d.path = std::move(path);
+  d.description = std::move(desc);
+  std::ostringstream range;
+  range << "a number in [" << lo << ", " << hi << "]";
+  d.expected = range.str();
+  d.assign = [acc, lo, hi, expected = d.expected](GpuSpec& s, const toml::node& n) -> std::optional<ParamIssue> {
+    if (!n.is_floating_point() && !n.is_integer()) return ParamIssue{"expected " + expected + ", got " + describe(n)};
+    const double v = n.is_integer() ? static_cast<double>(n.as_integer()->get()) : n.as_floating_point()->get();
+    if (!(v >= lo && v <= hi)) return ParamIssue{"expected " + expected + ", got " + describe(n) + " (out of range)"};
+    acc(s) = v;
+    return std::nullopt;
+  };
+  d.render = [acc](const GpuSpec& s) {
+    std::ostringstream os;
+    os << acc(s);
+    return os.str();
+  };
+  d.to_json = [acc](const GpuSpec& s) { return json(acc(s)); };
+  return d;
+}
+
 // One of a fixed set of names, written as a TOML string.
 template <class Acc>
 ParamDecl choice(std::string path, Acc acc, std::string desc) {
@@ -351,6 +376,9 @@ std::vector<ParamDecl> build_table() {
   t.push_back(quantity("clock.memory", ATTNSIM_FIELD(clock.memory), 100 * kMHz, 10 * kGHz, "HBM memory clock (MCLK)"));
   t.push_back(quantity("clock.fabric", ATTNSIM_FIELD(clock.fabric), 100 * kMHz, 10 * kGHz,
                        "fabric and memory-side cache clock"));
+  t.push_back(number("clock.xcd_spread", ATTNSIM_FIELD(clock.xcd_spread), 0.0, 0.5,
+                     "spread of the XCDs' engine clocks around the controller's, a fraction: XCD i of n at "
+                     "1 + spread x (1/2 - i/(n-1)) of it (0: one clock)"));
   t.push_back(quantity("clock.power.limit", ATTNSIM_FIELD(clock.power_limit), 1.0, 1e5, "board power cap"));
   t.push_back(quantity("clock.power.baseline", ATTNSIM_FIELD(clock.power_baseline), 0.0, 1e5,
                        "power that does not scale with the engine clock (static, uncore, memory)"));

@@ -159,7 +159,6 @@ class KernelRun {
     shape_.epi_offset = widths[0];
     shape_.loop_offset = shape_.epi_offset + widths[2];
     shape_.loop_stride = widths[1];
-    pipes_ = PipeCosts(gpu, mfma_, engine_);
   }
 
   // Whether batching the loop's iterations (EngineOptions::loop_batch) keeps this kernel's timing,
@@ -208,7 +207,6 @@ class KernelRun {
                               "a workgroup does not fit on a " + gpu_.name + " CU (limited by " +
                                   r.occupancy.limited_by + ")");
     }
-    memory_.set_engine_clock(engine_.hz());
     memory_.start_kernel();
     const LevelBusy memory_before = memory_.busy();
     xcds_ = gpu_.dispatch.xcds_per_partition;
@@ -236,6 +234,7 @@ class KernelRun {
     cus_.clear();
     cus_.reserve(static_cast<std::size_t>(xcds_) * cus_per_xcd_);
     for (std::uint32_t i = 0; i < xcds_ * cus_per_xcd_; ++i) cus_.emplace_back(gpu_, engine_.hz(), r.start);
+    apply_clock(engine_.hz());  // each XCD's CUs, pipe costs and L2 at its own clock
     next_simd_.assign(cus_.size(), 0);
     residents_.clear();
     residents_.resize(std::min<std::uint64_t>(r.workgroups, cus_.size() * per_cu_));
@@ -459,12 +458,22 @@ class KernelRun {
   }
 
   void set_clock(double hz) {
-    engine_ = Clock(hz);
-    pipes_ = PipeCosts(gpu_, mfma_, engine_);
-    for (ComputeUnit& cu : cus_) cu.set_clock(hz);
-    memory_.set_engine_clock(hz);
+    apply_clock(hz);
     result_->clock_min_hz = std::min(result_->clock_min_hz, hz);
     result_->clock_max_hz = std::max(result_->clock_max_hz, hz);
+  }
+
+  // Sets the controller's clock `hz`: each XCD's CUs, pipe costs and L2 run at that XCD's clock
+  // (arch::xcd_clock: hz itself unless clock.xcd_spread is set).
+  void apply_clock(double hz) {
+    engine_ = Clock(hz);
+    pipes_.resize(xcds_);
+    for (std::uint32_t x = 0; x < xcds_; ++x) {
+      const double xcd_hz = arch::xcd_clock(gpu_, x, hz);
+      pipes_[x] = PipeCosts(gpu_, mfma_, Clock(xcd_hz));
+      for (std::uint32_t c = x * cus_per_xcd_; c < (x + 1) * cus_per_xcd_ && c < cus_.size(); ++c) cus_[c].set_clock(xcd_hz);
+    }
+    memory_.set_engine_clock(hz);
   }
 
   void retire(std::uint32_t slot, Tick now) {
@@ -629,7 +638,7 @@ class KernelRun {
         // A barrier: every wave group must arrive; the last one releases all.
         s.join_time = std::max(s.join_time, now);
         if (++s.joined < shape_.groups) return;
-        const Finish finish{s.join_time + static_cast<Tick>(op.count) * op.op->cost.barriers * pipes_.barrier,
+        const Finish finish{s.join_time + static_cast<Tick>(op.count) * op.op->cost.barriers * pipes_[s.xcd].barrier,
                             FinishCause{WaitCause::sync, 0}};
         s.joined = 0;
         s.join_time = 0;
@@ -698,7 +707,7 @@ class KernelRun {
     result_->trans_instructions += n * w.cost->trans * w.simds;
     result_->lds_bytes += n * (w.cost->lds_read + w.cost->lds_write) * w.simds;
     Finish f;
-    f.time = cus_[s.cu].compute(now, w, pipes_, &f.cause.bound);
+    f.time = cus_[s.cu].compute(now, w, pipes_[s.xcd], &f.cause.bound);
     return f;
   }
 
@@ -783,7 +792,7 @@ class KernelRun {
   const EngineOptions& options_;
   KernelShape shape_;
   const arch::MatrixInstruction* mfma_ = nullptr;
-  PipeCosts pipes_;
+  std::vector<PipeCosts> pipes_;  // per XCD, at its clock
   EventQueue queue_;
   std::vector<ComputeUnit> cus_;
   std::vector<std::uint32_t> next_simd_;

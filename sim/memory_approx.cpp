@@ -79,6 +79,7 @@ void MemoryPath::evict_group(std::uint32_t inst, std::uint64_t key, const GroupS
 
 BatchTiming MemoryPath::read_spans(std::uint32_t xcd, std::uint32_t cu, const RowSpan* spans, std::size_t n, Tick t,
                                    TrafficCounters& c) {
+  use_clock_of(xcd);
   return time_read_batch(gpu_->l2_instance_of(xcd), t, fill_spans(xcd, cu, spans, n, c, false), c, l2_read_);
 }
 
@@ -195,6 +196,7 @@ MemoryPath::FillSummary MemoryPath::fill_spans(std::uint32_t xcd, std::uint32_t 
 
 BatchTiming MemoryPath::write_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n, Tick t,
                                     TrafficCounters& c) {
+  use_clock_of(xcd);
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
   GroupCache& l2 = l2_groups_[inst];
   const auto on_evict = [&](std::uint64_t key, const GroupShape& shape, std::uint64_t dirty) {
@@ -242,6 +244,7 @@ BatchTiming MemoryPath::write_spans(std::uint32_t xcd, const RowSpan* spans, std
 
 BatchTiming MemoryPath::atomic_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n, Tick t,
                                      TrafficCounters& c) {
+  use_clock_of(xcd);
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
   if (l2_atomics_) return time_l2_atomic_batch(inst, t, fill_spans(xcd, 0, spans, n, c, true), c);
   bool mall_missed = false;

@@ -12,6 +12,7 @@ constexpr std::size_t kPrefetchAhead = 8;  // lines whose tag sets are fetched a
 
 BatchTiming MemoryPath::read_batch(std::uint32_t xcd, std::uint32_t cu, const LineRequest* lines, std::size_t n, Tick t,
                                    TrafficCounters& c) {
+  use_clock_of(xcd);
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
   return time_read_batch(inst, t, fill_lines(xcd, cu, lines, n, c, false), c, l2_read_);
 }
@@ -79,6 +80,7 @@ BatchTiming MemoryPath::time_read_batch(std::uint32_t inst, Tick t, const FillSu
 
 BatchTiming MemoryPath::write_batch(std::uint32_t xcd, const LineRequest* lines, std::size_t n, Tick t,
                                     TrafficCounters& c) {
+  use_clock_of(xcd);
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
   for (std::size_t i = 0; i < std::min(n, kPrefetchAhead); ++i) l2_[inst].prefetch(lines[i].address);
   for (std::size_t i = 0; i < n; ++i) {
@@ -111,6 +113,7 @@ BatchTiming MemoryPath::time_write_batch(std::uint32_t inst, Tick t, std::size_t
 
 BatchTiming MemoryPath::atomic_batch(std::uint32_t xcd, const LineRequest* lines, std::size_t n, Tick t,
                                      TrafficCounters& c) {
+  use_clock_of(xcd);
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
   if (l2_atomics_) return time_l2_atomic_batch(inst, t, fill_lines(xcd, 0, lines, n, c, true), c);
   bool mall_missed = false;

@@ -1,5 +1,6 @@
 #include "sim/memory_path.h"
 
+#include "arch/clock_model.h"
 #include "arch/config_error.h"
 
 namespace attnsim::sim {
@@ -71,12 +72,23 @@ MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz, TagMode mode)
 }
 
 void MemoryPath::set_engine_clock(double engine_hz) {
-  const Clock engine(engine_hz);
-  l1_latency_ = engine.ticks(static_cast<double>(gpu_->l1.latency.value));
-  l2_latency_ = engine.ticks(static_cast<double>(gpu_->l2.latency.value));
-  for (auto& s : l2_read_) s.set_rate(static_cast<double>(gpu_->l2.read_bandwidth.value) * engine_hz);
-  for (auto& s : l2_write_) s.set_rate(static_cast<double>(gpu_->l2.write_bandwidth.value) * engine_hz);
-  for (auto& s : link_) s.set_rate(static_cast<double>(gpu_->fabric.l2_link_bandwidth.value) * engine_hz);
+  // Each L2 instance (and its CUs' L1s) at its XCD's clock (clock.xcd_spread); one shared L2 at the
+  // controller's.
+  const std::uint32_t instances = gpu_->l2_instances(), per = gpu_->l2.channels;
+  l1_latencies_.resize(instances);
+  l2_latencies_.resize(instances);
+  for (std::uint32_t i = 0; i < instances; ++i) {
+    const double hz = gpu_->l2.scope == arch::L2Scope::per_xcd ? arch::xcd_clock(*gpu_, i, engine_hz) : engine_hz;
+    const Clock engine(hz);
+    l1_latencies_[i] = engine.ticks(static_cast<double>(gpu_->l1.latency.value));
+    l2_latencies_[i] = engine.ticks(static_cast<double>(gpu_->l2.latency.value));
+    for (std::uint32_t ch = i * per; ch < (i + 1) * per; ++ch) {
+      l2_read_[ch].set_rate(static_cast<double>(gpu_->l2.read_bandwidth.value) * hz);
+      l2_write_[ch].set_rate(static_cast<double>(gpu_->l2.write_bandwidth.value) * hz);
+      link_[ch].set_rate(static_cast<double>(gpu_->fabric.l2_link_bandwidth.value) * hz);
+    }
+  }
+  use_clock_of(0);
 }
 
 MemoryPath::Fetch MemoryPath::route_fetch(std::uint64_t address, std::uint32_t size, TrafficCounters& c) {
@@ -142,6 +154,7 @@ Tick MemoryPath::time_fetch(const Fetch& f, Tick t) {
 
 Tick MemoryPath::read(std::uint32_t xcd, std::uint32_t cu, std::uint64_t line_address, std::uint32_t lo,
                       std::uint32_t hi, Tick t, TrafficCounters& c) {
+  use_clock_of(xcd);
   const LineRequest q{line_address, lo, hi};
   if (read_l1(cu, q, c)) return t + l1_latency_;
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
@@ -161,6 +174,7 @@ Tick MemoryPath::time_route(const ReadRoute& r, std::uint32_t inst, std::uint32_
 
 Tick MemoryPath::write(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
                        TrafficCounters& c) {
+  use_clock_of(xcd);
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
   std::optional<std::uint64_t> victim;  // one line probed: at most one eviction
   write_l1(c);
@@ -180,6 +194,7 @@ std::uint32_t MemoryPath::route_atomic(std::uint32_t inst, const LineRequest& q,
 
 Tick MemoryPath::atomic(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
                         TrafficCounters& c) {
+  use_clock_of(xcd);
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
   if (l2_atomics_) {
     // Performed in the L2: a read-modify-write of the line, through the L2's write port.

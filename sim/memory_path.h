@@ -322,7 +322,14 @@ class MemoryPath {
   const arch::GpuSpec* gpu_;
   std::uint32_t line_;
   Divisor l2_channels_, interleave_, mall_channels_, hbm_channels_;
-  Tick l1_latency_ = 0, l2_latency_ = 0, mall_latency_, hbm_latency_;
+  Tick l1_latency_ = 0, l2_latency_ = 0, mall_latency_, hbm_latency_;  // L1 and L2: of the XCD being served
+  std::vector<Tick> l1_latencies_, l2_latencies_;  // per L2 instance, at its XCD's clock
+  // Makes l1_latency_ and l2_latency_ those of XCD `xcd`'s clock (every entry point calls it first).
+  void use_clock_of(std::uint32_t xcd) {
+    const std::uint32_t inst = gpu_->l2_instance_of(xcd);
+    l1_latency_ = l1_latencies_[inst];
+    l2_latency_ = l2_latencies_[inst];
+  }
   L1Caches l1_;
   std::vector<SetAssocCache> l2_;
   std::optional<SetAssocCache> mall_;  // exact mode's MALL tags

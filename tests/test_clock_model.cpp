@@ -106,3 +106,26 @@ TEST_CASE("--set clock.engine pins the clock for every activity") {
                                    "clock.engine_max = 2.1 GHz");
   }
 }
+
+TEST_CASE("per-XCD clocks: spread evenly around the controller clock and none above the maximum") {
+  GpuSpec gpu;
+  gpu.chip.xcds = 8;
+  gpu.clock.engine_max = Hertz{2.1e9};
+  gpu.clock.xcd_spread = 0.1;
+  // XCD i of 8 at 1 + 0.1 x (1/2 - i/7): XCD 0 at 1.05, XCD 7 at 0.95, XCD 3 at 1 + 0.1/14.
+  CHECK(xcd_clock(gpu, 0, 1.5e9) == doctest::Approx(1.575e9));
+  CHECK(xcd_clock(gpu, 7, 1.5e9) == doctest::Approx(1.425e9));
+  CHECK(xcd_clock(gpu, 3, 1.5e9) == doctest::Approx(1.5e9 * (1 + 0.1 / 14)));
+  double sum = 0;
+  for (std::uint32_t x = 0; x < 8; ++x) sum += xcd_clock(gpu, x, 1.5e9);
+  CHECK(sum / 8 == doctest::Approx(1.5e9));  // the controller's clock is the mean
+  // At the maximum clock the fast XCDs cannot go higher; the slow ones still drop.
+  CHECK(xcd_clock(gpu, 0, 2.1e9) == 2.1e9);
+  CHECK(xcd_clock(gpu, 7, 2.1e9) == doctest::Approx(1.995e9));
+  // No spread, or one die: exactly the controller's clock.
+  gpu.clock.xcd_spread = 0;
+  CHECK(xcd_clock(gpu, 7, 1.5e9) == 1.5e9);
+  gpu.clock.xcd_spread = 0.1;
+  gpu.chip.xcds = 1;
+  CHECK(xcd_clock(gpu, 0, 1.5e9) == 1.5e9);
+}

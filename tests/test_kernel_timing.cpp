@@ -172,6 +172,32 @@ TEST_CASE("dispatch.order = round_robin_blocking refuses fast-forward and names 
                        doctest::Contains("key 'dispatch.order': fast-forward skips each XCD's share"), arch::ConfigError);
 }
 
+TEST_CASE("clock.xcd_spread: the fast XCD's workgroups take less time and the slow one's more") {
+  // One round of compute-bound forward workgroups (one per CU) at a pinned 1.5 GHz, without and
+  // with a 10 % spread: XCD 0 at 1.05 x, XCD 7 at 0.95 x. A workgroup's compute time scales with its
+  // XCD's clock and its memory time beyond the L2 does not, so XCD 0's mean span shrinks by at most
+  // 1 - 1/1.05 and XCD 7's grows by at most 1/0.95 - 1; the kernel waits for the slowest.
+  const auto pp = test::build(heads(304, 256), "aiter-v3", Direction::fwd);
+  const auto even = run(pp, mi300x({"clock.engine=1.5GHz"}), true);
+  const auto spread = run(pp, mi300x({"clock.engine=1.5GHz", "clock.xcd_spread=0.1"}), true);
+  const auto mean_span = [](const sim::KernelResult& k, std::uint32_t xcd) {
+    double sum = 0, n = 0;
+    for (const auto& s : k.spans) {
+      if (s.xcd != xcd) continue;
+      sum += static_cast<double>(s.end - s.start);
+      ++n;
+    }
+    return sum / n;
+  };
+  const double fast = mean_span(spread.kernels[0], 0) / mean_span(even.kernels[0], 0);
+  const double slow = mean_span(spread.kernels[0], 7) / mean_span(even.kernels[0], 7);
+  CHECK(fast < 0.98);
+  CHECK(fast >= 1 / 1.05 - 1e-3);
+  CHECK(slow > 1.02);
+  CHECK(slow <= 1 / 0.95 + 1e-3);
+  CHECK(spread.kernels[0].end - spread.kernels[0].start > even.kernels[0].end - even.kernels[0].start);
+}
+
 TEST_CASE("the timed run is deterministic") {
   Problem p = heads(8, 1024);
   p.heads_kv = 2;

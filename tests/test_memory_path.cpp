@@ -141,3 +141,19 @@ TEST_CASE("channel stats: a line read twice is one channel's two requests and on
   CHECK(hbm == 128);
   CHECK(hbm_channels_used == 1);
 }
+
+TEST_CASE("per-XCD clocks: an L2 hit takes its latency at its own XCD's clock") {
+  // Hand calculation: an L2 hit costs the L1 latency (118 cycles), one 128 B transfer on the L2
+  // channel (1 cycle) and the L2 latency (90 cycles), 209 cycles. With clock.xcd_spread = 0.1 on
+  // 8 XCDs and the controller at 2.0 GHz, XCD 0 runs at 2.1 GHz and XCD 7 at 1.9 GHz.
+  const auto& gpu = test::gpu_with("mi300x", {"clock.xcd_spread=0.1"});
+  MemoryPath path(gpu, 2.0e9);
+  TrafficCounters c;
+  const auto hit_time = [&](std::uint32_t xcd, std::uint64_t address) {
+    const Tick first = path.read(xcd, xcd * 38, address, 0, 128, 0, c);  // brings the line into the XCD's L2
+    path.start_kernel();                                                  // the L1s forget it
+    return static_cast<double>(path.read(xcd, xcd * 38, address, 0, 128, first, c) - first);
+  };
+  CHECK(hit_time(0, 1 << 20) == doctest::Approx(209 / 2.1e9 * 1e12).epsilon(1e-4));
+  CHECK(hit_time(7, 2 << 20) == doctest::Approx(209 / 1.9e9 * 1e12).epsilon(1e-4));
+}
