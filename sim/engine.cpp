@@ -217,11 +217,6 @@ class KernelRun {
     r.loop_batch = shape_.batch;
     const std::uint64_t caches = gpu_.l2.size.value * gpu_.l2_instances() + (gpu_.mall.present ? gpu_.mall.size.value : 0);
     const bool fast_forward = options_.fast_forwards();
-    if (fast_forward && gpu_.dispatch.order == arch::DispatchOrder::round_robin_blocking) {
-      throw arch::ConfigError(arch::ValueOrigin{gpu_.name, 0, 0, {}}, "dispatch.order",
-                              "fast-forward skips each XCD's share of the grid on its own, which round_robin_blocking "
-                              "does not allow; run without --fast-forward or with dispatch.order = \"round_robin\"");
-    }
     const std::uint64_t period = kp.grid_blocks * kp.heads;
     bool equal_work = true;  // over a period (every batch repeats it)
     const std::uint64_t first_ops = fast_forward ? kp.tile_ops(0) : 0;
@@ -403,7 +398,14 @@ class KernelRun {
       const std::uint64_t ids = kp.workgroups() > first ? (kp.workgroups() - first + xcds_ - 1) / xcds_ : 0;
       remaining[x] = ids - next_of_xcd_[x];
     }
-    const std::vector<std::uint64_t> skip = fast_forward_.boundary(snapshot(now), remaining);
+    std::vector<std::uint64_t> skip = fast_forward_.boundary(snapshot(now), remaining);
+    if (gpu_.dispatch.order == arch::DispatchOrder::round_robin_blocking) {
+      // Ids go out in order: skip one block of consecutive ids, the same count on every XCD (any
+      // xcds_ consecutive ids go to each XCD once), as many as the XCD that may skip least.
+      const std::uint64_t k = *std::min_element(skip.begin(), skip.end());
+      std::fill(skip.begin(), skip.end(), k);
+      next_id_ += k * xcds_;
+    }
     for (std::uint32_t x = 0; x < xcds_; ++x) {
       if (skip[x] == 0) continue;
       std::uint64_t ops = 0;

@@ -164,14 +164,6 @@ TEST_CASE("dispatch.order: round_robin lets an XCD run ahead and round_robin_blo
   CHECK(blocking.total.tcc_req == free_run.total.tcc_req);
 }
 
-TEST_CASE("dispatch.order = round_robin_blocking refuses fast-forward and names the key") {
-  const auto pp = test::build(heads(8, 1024), "aiter-v3", Direction::fwd);
-  sim::EngineOptions o;
-  o.fast_forward = true;
-  CHECK_THROWS_WITH_AS(sim::simulate({&pp}, mi300x({"dispatch.order=round_robin_blocking"}), o),
-                       doctest::Contains("key 'dispatch.order': fast-forward skips each XCD's share"), arch::ConfigError);
-}
-
 TEST_CASE("clock.xcd_spread: the fast XCD's workgroups take less time and the slow one's more") {
   // One round of compute-bound forward workgroups (one per CU) at a pinned 1.5 GHz, without and
   // with a 10 % spread: XCD 0 at 1.05 x, XCD 7 at 0.95 x. A workgroup's compute time scales with its
