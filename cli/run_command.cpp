@@ -38,7 +38,6 @@ void run(const RunState& st) {
   spec.fast_forward = st.fast_forward;
   spec.stats = st.stats;
   report::check_trace_option(spec, !st.trace.empty());
-  report::check_stats_option(spec);
   nlohmann::json trace;
   std::ofstream trace_file;
   if (!st.trace.empty()) {

@@ -174,16 +174,14 @@ json run_report(const RunInputs& in, const sim::RunResult& r) {
   std::uint64_t lds = 0;
   double mfma_flops = 0;
   j["kernels"] = json::array();
-  std::vector<sim::TrafficCounters> per_xcd(gpu.dispatch.xcds_per_partition);
   for (const auto& k : r.kernels) {
     j["kernels"].push_back(kernel_json(gpu, k));
     lds += k.lds_bytes;
     mfma_flops += k.mfma_flops;
-    for (std::size_t x = 0; x < per_xcd.size() && x < k.per_xcd.size(); ++x) per_xcd[x].add(k.per_xcd[x]);
   }
   const sim::TrafficCounters& c = r.total;
   json hit_per_xcd = json::array();
-  for (const auto& x : per_xcd) hit_per_xcd.push_back(x.l2_hit_rate());
+  for (const auto& x : r.per_xcd) hit_per_xcd.push_back(x.l2_hit_rate());
   j["traffic"] = {{"lds_bytes", lds},
                   {"l1_request_bytes",
                    c.requested_read_bytes + c.l1_read_hit_bytes + c.requested_write_bytes + c.atomic_bytes},

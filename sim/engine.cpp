@@ -844,20 +844,17 @@ void set_activity(const arch::GpuSpec& gpu, const KernelProgram& kp, KernelResul
   k.hbm_activity = a.stream;
 }
 
-// The run's statistics (RunResult::stats): each XCD's L2 counters over every kernel, then every
-// channel's.
+// The run's statistics (RunResult::stats): each XCD's L2 counters (r.per_xcd), then every channel's.
 nlohmann::json run_stats(const arch::GpuSpec& gpu, const MemoryPath& memory, const RunResult& r) {
   Stats stats;
-  for (const KernelResult& k : r.kernels) {
-    for (std::uint32_t x = 0; x < k.per_xcd.size(); ++x) {
-      const TrafficCounters& c = k.per_xcd[x];
-      const std::string name = memory.l2_stats_name(gpu.l2_instance_of(x)) + ".";
-      stats.counter(name + "requests") += c.tcc_req;
-      stats.counter(name + "hits") += c.tcc_hit;
-      stats.counter(name + "misses") += c.tcc_miss;
-      stats.counter(name + "fetch_bytes") += c.fetch_size_bytes();
-      stats.counter(name + "write_bytes") += c.write_size_bytes();
-    }
+  for (std::uint32_t x = 0; x < r.per_xcd.size(); ++x) {
+    const TrafficCounters& c = r.per_xcd[x];
+    const std::string name = memory.l2_stats_name(gpu.l2_instance_of(x)) + ".";
+    stats.counter(name + "requests") += c.tcc_req;
+    stats.counter(name + "hits") += c.tcc_hit;
+    stats.counter(name + "misses") += c.tcc_miss;
+    stats.counter(name + "fetch_bytes") += c.fetch_size_bytes();
+    stats.counter(name + "write_bytes") += c.write_size_bytes();
   }
   memory.add_stats(stats);
   stats.counter("time_ps") = static_cast<std::uint64_t>(r.time);
@@ -892,6 +889,8 @@ RunResult simulate(const std::vector<const PassPrograms*>& passes, const arch::G
       result.clock_updates += k.clock_updates;
       t = k.end;
       result.total.add(k.counters);
+      result.per_xcd.resize(std::max(result.per_xcd.size(), k.per_xcd.size()));
+      for (std::size_t x = 0; x < k.per_xcd.size(); ++x) result.per_xcd[x].add(k.per_xcd[x]);
       result.kernels.push_back(std::move(k));
     }
   }

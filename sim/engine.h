@@ -92,6 +92,7 @@ struct KernelResult {
 struct RunResult {
   std::vector<KernelResult> kernels;  // in stream order
   TrafficCounters total;
+  std::vector<TrafficCounters> per_xcd;  // each XCD's counters, summed over the kernels
   Tick time = 0;                      // end of the last kernel
   std::uint64_t events = 0;           // events scheduled
   std::uint64_t clock_updates = 0;    // power-controller intervals, all kernels

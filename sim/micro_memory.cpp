@@ -65,8 +65,8 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
   // A write or a copy's destination starts at the first MiB boundary a MiB past the source. Every
   // buffer lies in the GPU's memory, as a real one must (and the caches' tags cover no more).
   const std::uint64_t dst_base = (footprint + (1ull << 20)) / (1ull << 20) * (1ull << 20) + (1ull << 20);
-  const bool has_destination = o.pattern == "stream-write" || o.pattern == "copy";
-  const std::uint64_t end_address = has_destination ? dst_base + footprint : footprint;
+  const bool writes = o.pattern == "stream-write" || o.pattern == "copy";
+  const std::uint64_t end_address = writes ? dst_base + footprint : footprint;
   if (end_address > gpu.hbm.capacity.value) {
     throw ConfigError(ValueOrigin{"--footprint " + std::to_string(footprint), 0, 0, {}}, "footprint",
                       "the buffers need " + std::to_string(end_address) + " bytes of memory, more than the " +
@@ -93,7 +93,6 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
     return r;
   }
   const bool reads = o.pattern == "stream-read" || o.pattern == "copy";
-  const bool writes = o.pattern == "stream-write" || o.pattern == "copy";
   const bool atomics = o.pattern == "atomic";
   if (!reads && !writes && !atomics) {
     throw ConfigError(ValueOrigin{"--pattern " + o.pattern, 0, 0, {}}, "pattern",

@@ -32,7 +32,6 @@ class ServerBank {
     const Tick end = std::max(arrival, free_at(ch)) + d;
     own_[ch] = end - shift_;
     max_own_ = std::max(max_own_, own_[ch]);
-    busy_ += d;
     own_busy_[ch] += d;
     own_bytes_[ch] += bytes;
     return end;
@@ -41,12 +40,15 @@ class ServerBank {
     const Tick d = transfer_time(bytes, ps_per_byte_ / static_cast<double>(own_.size()));
     shift_ += d;
     floor_ = std::max(arrival, floor_) + d;
-    busy_ += d * static_cast<Tick>(own_.size());
     each_busy_ += d;
     each_bytes_ += bytes;
     return std::max(max_own_ + shift_, floor_);
   }
-  Tick busy() const { return busy_; }
+  Tick busy() const {
+    Tick sum = each_busy_ * static_cast<Tick>(own_.size());
+    for (const Tick b : own_busy_) sum += b;
+    return sum;
+  }
   Tick busy(std::uint32_t ch) const { return own_busy_[ch] + each_busy_; }
   double bytes(std::uint32_t ch) const {
     return static_cast<double>(own_bytes_[ch]) + static_cast<double>(each_bytes_) / static_cast<double>(own_.size());
@@ -56,7 +58,7 @@ class ServerBank {
   std::vector<Tick> own_;  // each channel's free time, less shift_
   std::vector<Tick> own_busy_;             // each channel's busy time from serve()
   std::vector<std::uint64_t> own_bytes_;   // and bytes
-  Tick shift_ = 0, floor_ = 0, max_own_ = 0, busy_ = 0;
+  Tick shift_ = 0, floor_ = 0, max_own_ = 0;
   Tick each_busy_ = 0;                     // every channel's busy time from serve_each()
   std::uint64_t each_bytes_ = 0;           // bytes spread evenly by serve_each()
   double ps_per_byte_ = 1;
