@@ -97,13 +97,14 @@ json kernel_json(const arch::GpuSpec& gpu, const sim::KernelResult& k) {
   json per_xcd = json::array();
   for (const auto& c : k.per_xcd) per_xcd.push_back(c.l2_hit_rate());
   j["l2_hit_rate_per_xcd"] = per_xcd;
+  if (!k.stats.is_null()) j["stats"] = k.stats;
   return j;
 }
 
 namespace {
-// The busiest channel of a level against the mean, busy time over the run's: one line per level
-// (the stats tree of RunResult::stats).
-std::string channel_balance(const json& stats) {
+// The busiest channel of each level against the level's mean, busy time over the stats tree's own
+// time_ps (a run's or a kernel's): one line, `lead` first.
+std::string channel_balance(const json& stats, const std::string& lead) {
   const double run_ps = static_cast<double>(stats.value("time_ps", std::uint64_t{0}));
   if (run_ps <= 0) return {};
   struct Level {
@@ -144,7 +145,7 @@ std::string channel_balance(const json& stats) {
   };
   bank(mall, "mall");
   bank(hbm, "hbm");
-  std::string out = "  channels, busy over the run's time (mean, busiest):";
+  std::string out = lead;
   bool first = true;
   for (const Level* l : {&l2, &link, &mall, &hbm}) {
     if (l->count == 0) continue;
@@ -248,7 +249,12 @@ std::string render_run_report(const json& j) {
      << ", WRITE_SIZE " << mb(t["l2_fabric_write_bytes"]) << ", MALL hits " << mb(t["mall_hit_bytes"]) << ", HBM read "
      << mb(t["hbm_read_bytes"]) << ", HBM write " << mb(t["hbm_write_bytes"]) << "\n";
   os << "  utilisation is busy time over the kernel's time; clocks are modelled unless pinned (--set clock.engine=...)\n";
-  if (j.contains("stats")) os << channel_balance(j["stats"]);
+  if (j.contains("stats")) {
+    os << channel_balance(j["stats"], "  channels, busy over the run's time (mean, busiest):");
+    for (const auto& k : j["kernels"]) {
+      if (k.contains("stats")) os << channel_balance(k["stats"], "    " + k["name"].get<std::string>() + ", over its time:");
+    }
+  }
   bool skipped_any = false;
   for (const auto& k : j["kernels"]) {
     const auto& f = k["fast_forward"];

@@ -844,11 +844,11 @@ void set_activity(const arch::GpuSpec& gpu, const KernelProgram& kp, KernelResul
   k.hbm_activity = a.stream;
 }
 
-// The run's statistics (RunResult::stats): each XCD's L2 counters (r.per_xcd), then every channel's.
-nlohmann::json run_stats(const arch::GpuSpec& gpu, const MemoryPath& memory, const RunResult& r) {
-  Stats stats;
-  for (std::uint32_t x = 0; x < r.per_xcd.size(); ++x) {
-    const TrafficCounters& c = r.per_xcd[x];
+// Each XCD's L2 counters (`per_xcd`) into `stats`: <l2>.{requests, hits, misses, fetch_bytes, write_bytes}.
+void add_l2_counters(Stats& stats, const arch::GpuSpec& gpu, const MemoryPath& memory,
+                     const std::vector<TrafficCounters>& per_xcd) {
+  for (std::uint32_t x = 0; x < per_xcd.size(); ++x) {
+    const TrafficCounters& c = per_xcd[x];
     const std::string name = memory.l2_stats_name(gpu.l2_instance_of(x)) + ".";
     stats.counter(name + "requests") += c.tcc_req;
     stats.counter(name + "hits") += c.tcc_hit;
@@ -856,8 +856,28 @@ nlohmann::json run_stats(const arch::GpuSpec& gpu, const MemoryPath& memory, con
     stats.counter(name + "fetch_bytes") += c.fetch_size_bytes();
     stats.counter(name + "write_bytes") += c.write_size_bytes();
   }
+}
+
+// The run's statistics (RunResult::stats): each XCD's L2 counters (r.per_xcd), then every channel's.
+nlohmann::json run_stats(const arch::GpuSpec& gpu, const MemoryPath& memory, const RunResult& r) {
+  Stats stats;
+  add_l2_counters(stats, gpu, memory, r.per_xcd);
   memory.add_stats(stats);
   stats.counter("time_ps") = static_cast<std::uint64_t>(r.time);
+  return stats.to_json();
+}
+
+// A kernel's statistics (KernelResult::stats): its L2 counters, and what every channel served from
+// the `before` snapshot on, which then becomes the snapshot after the kernel.
+nlohmann::json kernel_stats(const arch::GpuSpec& gpu, const MemoryPath& memory, const KernelResult& k,
+                            std::unique_ptr<Stats>& before) {
+  auto now = std::make_unique<Stats>();
+  memory.add_stats(*now);
+  Stats stats;
+  add_l2_counters(stats, gpu, memory, k.per_xcd);
+  stats.add_difference(*now, *before);
+  stats.counter("time_ps") = static_cast<std::uint64_t>(k.end - k.launch);
+  before = std::move(now);
   return stats.to_json();
 }
 
@@ -872,6 +892,7 @@ RunResult simulate(const std::vector<const PassPrograms*>& passes, const arch::G
   MemoryPath memory(gpu, gpu.clock.engine_max.value, options.approximate ? TagMode::approximate : TagMode::exact);
   Tick t = 0;
   double clock = 0;
+  auto channels_before = std::make_unique<Stats>();  // what the channels had served before the kernel
   for (const PassPrograms* pp : passes) {
     for (const KernelProgram& kp : pp->kernels) {
       // The first kernel starts at the clock of its class of work; later ones at the clock the
@@ -885,6 +906,7 @@ RunResult simulate(const std::vector<const PassPrograms*>& passes, const arch::G
       k.power_limited = !k.clock_pinned && at_mean.power_limited;
       k.power_w = at_mean.power.value;
       clock = k.final_clock_hz;
+      if (options.stats) k.stats = kernel_stats(gpu, memory, k, channels_before);
       result.events += run.events();
       result.clock_updates += k.clock_updates;
       t = k.end;

@@ -86,6 +86,9 @@ struct KernelResult {
   Tick last_retire = 0;           // the last workgroup's retirement (before posted atomics and write-back)
   std::vector<WorkgroupSpan> spans;  // with EngineOptions::trace
   FastForwardResult fast_forward;
+  // EngineOptions::stats: the kernel's statistics, as RunResult::stats but counting what the kernel
+  // served (its L2 write-back at the end included) and time_ps = end - launch; null otherwise.
+  nlohmann::json stats;
   double time_us() const { return static_cast<double>(end - launch) / 1e6; }
 };
 

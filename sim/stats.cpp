@@ -27,6 +27,20 @@ std::uint64_t Stats::get(const std::string& name) const {
   return it == counter_index_.end() ? 0 : *it->second;
 }
 
+double Stats::get_value(const std::string& name) const {
+  const auto it = value_index_.find(name);
+  return it == value_index_.end() ? 0 : *it->second;
+}
+
+void Stats::add_difference(const Stats& later, const Stats& earlier) {
+  for (const auto& [name, p] : later.counter_index_) {
+    const std::uint64_t before = earlier.get(name);
+    if (*p < before) throw std::logic_error("stat '" + name + "' went down between the snapshots");
+    counter(name) += *p - before;
+  }
+  for (const auto& [name, p] : later.value_index_) value(name) += *p - earlier.get_value(name);
+}
+
 namespace {
 
 // Places `v` at the path `name` ("a.b[2].c") inside `root`.

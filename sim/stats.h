@@ -21,6 +21,12 @@ class Stats {
   double& value(const std::string& name);
   // The counter's value, or 0 when it was never registered.
   std::uint64_t get(const std::string& name) const;
+  // The value's value, or 0 when it was never registered.
+  double get_value(const std::string& name) const;
+  // Adds, for every counter and value of `later`, what it gained since `earlier` (a snapshot of the
+  // same cumulative figures taken before; a name `earlier` lacks counts from 0). Contract: no counter
+  // of `later` is below its value in `earlier` (std::logic_error otherwise).
+  void add_difference(const Stats& later, const Stats& earlier);
 
   // Nested JSON: "a.b[2].c" becomes {"a": {"b": [.., .., {"c": ...}]}}; keys sorted.
   nlohmann::json to_json() const;

@@ -108,3 +108,23 @@ TEST_CASE("stats: hierarchical names become nested JSON") {
   CHECK(j["clock"]["engine_mhz"] == 1207.5);
   CHECK_THROWS_AS(s.value("hbm.read_bytes"), std::logic_error);
 }
+
+TEST_CASE("stats: a difference of two snapshots is what each figure gained between them") {
+  Stats before, after;
+  before.counter("hbm.channel[0].busy_ps") = 100;
+  before.value("hbm.channel[0].bytes") = 64.5;
+  after.counter("hbm.channel[0].busy_ps") = 350;
+  after.value("hbm.channel[0].bytes") = 192.5;
+  after.counter("hbm.channel[1].busy_ps") = 40;  // not in the earlier snapshot: counts from 0
+  Stats k;
+  k.counter("time_ps") = 1000;
+  k.add_difference(after, before);
+  CHECK(k.get("hbm.channel[0].busy_ps") == 250);
+  CHECK(k.get_value("hbm.channel[0].bytes") == 128.0);
+  CHECK(k.get("hbm.channel[1].busy_ps") == 40);
+  CHECK(k.get("time_ps") == 1000);  // untouched
+  Stats shrunk;
+  shrunk.counter("hbm.channel[0].busy_ps") = 99;
+  Stats bad;
+  CHECK_THROWS_AS(bad.add_difference(shrunk, before), std::logic_error);
+}

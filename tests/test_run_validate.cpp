@@ -85,11 +85,35 @@ TEST_CASE("run --stats: the channels' figures add up to the run's counters in ei
     CHECK(mall == doctest::Approx(static_cast<double>(fabric)).epsilon(1e-12));
     CHECK(hbm == doctest::Approx(static_cast<double>(c["hbm_read_bytes"].get<std::uint64_t>() + c["hbm_write_bytes"].get<std::uint64_t>())).epsilon(1e-12));
     CHECK(st["time_ps"].get<double>() == doctest::Approx(j["time_us"].get<double>() * 1e6));
+    // Per kernel: its own L2 counters and time, and channel figures that add up to the run's.
+    std::uint64_t kernel_link = 0, kernel_hbm_busy = 0, run_hbm_busy = 0;
+    double kernel_hbm_bytes = 0;
+    for (const auto& k : j["kernels"]) {
+      CAPTURE(k["name"].get<std::string>());
+      REQUIRE(k.contains("stats"));
+      const auto& ks = k["stats"];
+      std::uint64_t k_requests = 0;
+      for (const auto& x : ks["xcd"]) {
+        k_requests += x["l2"]["requests"].get<std::uint64_t>();
+        for (const auto& ch : x["l2"]["channel"]) kernel_link += ch["link_bytes"].get<std::uint64_t>();
+      }
+      CHECK(k_requests == k["counters"]["TCC_REQ"].get<std::uint64_t>());
+      for (const auto& ch : ks["hbm"]["channel"]) {
+        kernel_hbm_busy += ch["busy_ps"].get<std::uint64_t>();
+        kernel_hbm_bytes += ch["bytes"].get<double>();
+      }
+      CHECK(ks["time_ps"].get<double>() == doctest::Approx(k["time_us"].get<double>() * 1e6));
+    }
+    for (const auto& ch : st["hbm"]["channel"]) run_hbm_busy += ch["busy_ps"].get<std::uint64_t>();
+    CHECK(kernel_link == link);
+    CHECK(kernel_hbm_busy == run_hbm_busy);
+    CHECK(kernel_hbm_bytes == doctest::Approx(hbm).epsilon(1e-12));
   }
   const Run plain = run_attnsim(std::string("run --json ") + kSmall);
   CHECK_FALSE(nlohmann::json::parse(plain.out).contains("stats"));
   const Run text = run_attnsim(std::string("run --stats ") + kSmall);
   CHECK(text.out.find("channels, busy over the run's time (mean, busiest): L2 read ") != std::string::npos);
+  CHECK(text.out.find("    fwd, over its time: L2 read ") != std::string::npos);
   const Run both = run_attnsim(std::string("run --stats --fast-forward ") + kSmall);
   CHECK(both.exit_code == 2);
   CHECK(both.out.find("key 'fast_forward': fast-forward skips workgroups, and the channel statistics count what was served") !=
