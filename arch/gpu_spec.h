@@ -180,6 +180,9 @@ struct HbmSpec {
   Bytes capacity;                 // memory all stacks hold (datasheet): a problem's tensors must fit
   Bytes interleave;               // consecutive address bytes per channel before the next
   Picoseconds latency;            // added latency of a DRAM access beyond a MALL miss
+  Bytes write_queue;              // per channel: writes the memory controller accepts before they drain
+  Bytes write_burst;              // per channel: bytes drained per switch from reads to writes and back
+  Picoseconds turnaround;         // data-bus time lost per such switch pair (read-to-write and write-to-read)
 };
 
 // A whole GPU. Built only by the loader, which validates every field; immutable afterwards.

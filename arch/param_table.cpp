@@ -501,6 +501,12 @@ std::vector<ParamDecl> build_table() {
                        "consecutive bytes mapped to one channel", kPow2));
   t.push_back(quantity("hbm.latency", ATTNSIM_FIELD(hbm.latency), 1, 100 * kUs,
                        "added latency of a DRAM access over a memory-side cache miss"));
+  t.push_back(quantity("hbm.write_queue", ATTNSIM_FIELD(hbm.write_queue), 64, 1 * kMiB,
+                       "bytes of writes a channel's memory controller accepts (and acknowledges) before they drain"));
+  t.push_back(quantity("hbm.write_burst", ATTNSIM_FIELD(hbm.write_burst), 32, 1 * kMiB,
+                       "bytes a channel writes per switch from reads to writes and back"));
+  t.push_back(quantity("hbm.turnaround", ATTNSIM_FIELD(hbm.turnaround), 0, 1 * kUs,
+                       "data-bus time a channel loses per read-to-write and write-to-read switch pair"));
   return t;
 }
 

@@ -71,6 +71,8 @@ class Checker {
 
     cache("l1", s_.l1);
     cache("l2", s_.l2);
+    require(s_.hbm.write_queue.value >= s_.l2.line.value, {"hbm.write_queue", "l2.line"},
+            format(s_.hbm.write_queue) + " cannot hold one write-back of an L2 line (" + format(s_.l2.line) + ")");
     if (s_.mall.present) cache("mall", s_.mall);
 
     require(s_.chip.xcds % s_.dispatch.xcds_per_partition == 0, {"dispatch.xcds_per_partition", "chip.xcds"},

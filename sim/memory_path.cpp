@@ -69,6 +69,9 @@ MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz, TagMode mode)
     mall_ch_ = ServerBank(gpu.mall.channels, static_cast<double>(gpu.mall.bandwidth.value) * gpu.clock.fabric.value);
   }
   hbm_ch_ = ServerBank(gpu.hbm.channels, gpu.hbm.peak_bandwidth.value / gpu.hbm.channels);
+  hbm_writes_ = HbmWriteQueues(gpu.hbm.channels, gpu.hbm.write_queue.value / line_,
+                               gpu.hbm.peak_bandwidth.value / gpu.hbm.channels, gpu.hbm.write_burst.value,
+                               static_cast<Tick>(gpu.hbm.turnaround.value + 0.5));
 }
 
 void MemoryPath::set_engine_clock(double engine_hz) {
@@ -236,7 +239,12 @@ Tick MemoryPath::write_back(std::uint32_t inst, std::uint64_t line_address, Tick
   if (has_mall_) at = mall_ch_.serve(mall_channel(line_address), at, line_);
   // A write-through refreshes a MALL line it finds (the approximate mode does so in evict_group).
   if (mall_) mall_->access(line_address, line_, true, [](std::uint64_t, std::uint64_t) {}, [](std::uint64_t) {});
-  return hbm_ch_.serve(hbm_channel(line_address), at, line_);
+  // The channel's controller acknowledges the write once its queue accepts it; the write's time
+  // (and a turnaround, when it ends a burst between reads) is booked on the channel from then on.
+  const std::uint32_t hch = hbm_channel(line_address);
+  const HbmWriteQueues::Accepted w = hbm_writes_.accept(hch, at, line_, hbm_ch_.bytes(hch));
+  hbm_ch_.serve(hch, w.at, line_, w.turnaround);
+  return w.at;
 }
 
 Tick MemoryPath::end_kernel(Tick t, std::vector<TrafficCounters>& per_xcd) {

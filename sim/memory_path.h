@@ -21,6 +21,7 @@
 #include "sim/counters.h"
 #include "sim/divisor.h"
 #include "sim/group_cache.h"
+#include "sim/hbm_write_queue.h"
 #include "sim/l1_cache.h"
 #include "sim/time.h"
 #include "sim/time_breakdown.h"
@@ -348,6 +349,7 @@ class MemoryPath {
     channel_hits_[channel] += hits;
   }
   ServerBank mall_ch_, hbm_ch_;
+  HbmWriteQueues hbm_writes_;  // the memory controllers' write queues (write-backs)
   // A batch's demand on each level (scratch of the batch forms).
   ChannelDemand l2_demand_, link_demand_, mall_demand_, hbm_demand_;
   struct Victim {

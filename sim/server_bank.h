@@ -27,8 +27,9 @@ class ServerBank {
 
   std::size_t size() const { return own_.size(); }
   Tick free_at(std::uint32_t ch) const { return std::max(own_[ch] + shift_, floor_); }
-  Tick serve(std::uint32_t ch, Tick arrival, std::uint64_t bytes) {
-    const Tick d = transfer_time(bytes, ps_per_byte_);
+  // `extra`: time the channel loses beyond the bytes' transfer (a bus turnaround), busy but no bytes.
+  Tick serve(std::uint32_t ch, Tick arrival, std::uint64_t bytes, Tick extra = 0) {
+    const Tick d = transfer_time(bytes, ps_per_byte_) + extra;
     const Tick end = std::max(arrival, free_at(ch)) + d;
     own_[ch] = end - shift_;
     max_own_ = std::max(max_own_, own_[ch]);

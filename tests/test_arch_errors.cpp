@@ -102,6 +102,9 @@ TEST_CASE("inconsistent values are rejected at the key that breaks the rule") {
   const std::string power = edited(base(), "baseline = \"411W\"", "baseline = \"800W\"");
   CHECK(load_error(power) == at(line_of(power, "baseline ="), 12) +
                                  "key 'clock.power.baseline': 800 W leaves no power under clock.power.limit = 750 W");
+  const std::string queue = edited(base(), "write_queue = \"4KiB\"", "write_queue = \"64B\"");
+  CHECK(load_error(queue) == at(line_of(queue, "write_queue ="), 15) +
+                                 "key 'hbm.write_queue': 64 B cannot hold one write-back of an L2 line (128 B)");
 }
 
 TEST_CASE("matrix instructions are checked field by field and against the dtype's peak") {

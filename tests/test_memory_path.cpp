@@ -63,6 +63,44 @@ TEST_CASE("HBM streams never exceed the datasheet peak") {
   }
 }
 
+TEST_CASE("HBM write queues: accepted when an entry is free and one turnaround per burst between reads (by hand)") {
+  // One channel at 1 byte/ps, two entries, a 256 B burst, a 50 ps turnaround.
+  HbmWriteQueues q(1, 2, 1e12, 256, 50);
+  auto a = q.accept(0, 0, 128, 0);  // drains 0-128
+  CHECK(a.at == 0);
+  CHECK(a.turnaround == 0);
+  a = q.accept(0, 0, 128, 128);  // drains 128-256; a burst ends, but the channel served no reads
+  CHECK(a.at == 0);
+  CHECK(a.turnaround == 0);
+  a = q.accept(0, 0, 128, 256);  // both entries taken: waits for the first to drain (128), drains 256-384
+  CHECK(a.at == 128);
+  CHECK(a.turnaround == 0);
+  a = q.accept(0, 0, 128, 384 + 100);  // 100 B of reads since: the burst that ends here pays the switch
+  CHECK(a.at == 256);
+  CHECK(a.turnaround == 50);
+  a = q.accept(0, 600, 128, 612);  // idle until 600: accepted on arrival
+  CHECK(a.at == 600);
+  CHECK(a.turnaround == 0);
+  a = q.accept(0, 600, 128, 740);  // a burst ends, no reads since the last switch: none paid
+  CHECK(a.turnaround == 0);
+}
+
+TEST_CASE("copy pays the HBM read/write turnaround but streams that only read or only write do not") {
+  const auto& plain = small_mall();
+  const auto& free_turn = test::gpu_with("mi300x", {"mall.size=16MiB", "hbm.turnaround=0ns"});
+  MemoryMicroOptions o;
+  o.level = "hbm";
+  o.pattern = "copy";
+  const double copy = run_memory_micro(plain, o, 1.254e9).bandwidth_bytes_per_s;
+  const double copy_free = run_memory_micro(free_turn, o, 1.254e9).bandwidth_bytes_per_s;
+  CHECK(copy < 0.95 * copy_free);
+  for (const char* p : {"stream-read", "stream-write"}) {
+    CAPTURE(p);
+    o.pattern = p;
+    CHECK(run_memory_micro(plain, o, 1.254e9).bandwidth_bytes_per_s == run_memory_micro(free_turn, o, 1.254e9).bandwidth_bytes_per_s);
+  }
+}
+
 TEST_CASE("bad memory micro input names the problem") {
   const auto& gpu = test::gpu("mi300x");
   MemoryMicroOptions o;

@@ -1,0 +1,77 @@
+// The write side of the HBM memory controllers: each channel's write queue, acknowledged on
+// acceptance and drained in bursts between runs of reads, paying the bus turnaround per switch.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "sim/bandwidth_server.h"
+#include "sim/time.h"
+
+namespace attnsim::sim {
+
+// Contract: accept() returns when channel `ch`'s controller accepts a write of `bytes` arriving at
+// `arrival`, and the turnaround time to charge the channel with it. The queue holds `entries`
+// writes; an entry frees when its write has drained, the channel's writes draining in order at
+// the channel's rate as a controller drains a full queue ahead of reads (the reads still see the
+// writes' time: the caller books it on the channel). The turnaround is charged once per
+// `burst_bytes` written, and only when the channel served reads since the previous charge:
+// `channel_bytes` is every byte the channel served before this write, read or written, of which
+// this queue knows its own writes. A channel that only writes, or only reads, never switches.
+// Deterministic; no allocation after construction.
+class HbmWriteQueues {
+ public:
+  struct Accepted {
+    Tick at = 0;          // the controller has accepted the write (and acknowledges it)
+    Tick turnaround = 0;  // bus time the channel loses to a read/write switch pair, 0 or the configured time
+  };
+  HbmWriteQueues() = default;
+  HbmWriteQueues(std::size_t channels, std::size_t entries, double bytes_per_second, std::uint64_t burst_bytes,
+                 Tick turnaround)
+      : entries_(std::max<std::size_t>(1, entries)),
+        ps_per_byte_(1e12 / bytes_per_second),
+        burst_(std::max<std::uint64_t>(1, burst_bytes)),
+        turnaround_(turnaround),
+        drained_(channels * entries_, 0),
+        next_(channels, 0),
+        drain_free_(channels, 0),
+        written_(channels, 0),
+        pending_(channels, 0),
+        reads_at_switch_(channels, 0) {}
+
+  Accepted accept(std::uint32_t ch, Tick arrival, std::uint64_t bytes, double channel_bytes) {
+    Tick& entry = drained_[ch * entries_ + next_[ch]];
+    if (++next_[ch] == entries_) next_[ch] = 0;
+    Accepted a;
+    a.at = std::max(arrival, entry);  // the write `entries` places back has drained
+    const Tick start = std::max(a.at, drain_free_[ch]);
+    drain_free_[ch] = start + transfer_time(bytes, ps_per_byte_);
+    entry = drain_free_[ch];
+    const double reads = channel_bytes - static_cast<double>(written_[ch]);
+    written_[ch] += bytes;
+    pending_[ch] += bytes;
+    if (pending_[ch] >= burst_) {
+      pending_[ch] -= burst_;
+      if (reads > reads_at_switch_[ch]) {
+        a.turnaround = turnaround_;
+        reads_at_switch_[ch] = reads;
+      }
+    }
+    return a;
+  }
+
+ private:
+  std::size_t entries_ = 1;
+  double ps_per_byte_ = 1;
+  std::uint64_t burst_ = 1;
+  Tick turnaround_ = 0;
+  std::vector<Tick> drained_;           // per channel and entry: when the entry's write has drained
+  std::vector<std::size_t> next_;       // per channel: the entry the next write takes
+  std::vector<Tick> drain_free_;        // per channel: when its last accepted write has drained
+  std::vector<std::uint64_t> written_;  // per channel: bytes written through the queue
+  std::vector<std::uint64_t> pending_;  // per channel: bytes written since the last burst boundary
+  std::vector<double> reads_at_switch_; // per channel: other bytes it had served at its last switch
+};
+
+}  // namespace attnsim::sim
