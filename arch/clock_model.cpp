@@ -50,4 +50,9 @@ double xcd_clock(const GpuSpec& gpu, std::uint32_t xcd, double hz) {
   return std::min(f, std::max(hz, gpu.clock.engine_max.value));
 }
 
+double controller_for_slowest_xcd(const GpuSpec& gpu, double slowest_hz) {
+  if (gpu.clock.xcd_spread == 0 || gpu.chip.xcds < 2) return slowest_hz;
+  return slowest_hz / (1 - gpu.clock.xcd_spread / 2);
+}
+
 }  // namespace attnsim::arch

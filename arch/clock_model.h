@@ -36,4 +36,9 @@ Activity matrix_load(Dtype dtype);
 // XCD or with no spread. Contract: pure; xcd < chip.xcds.
 double xcd_clock(const GpuSpec& gpu, std::uint32_t xcd, double hz);
 
+// The controller's clock at which the slowest XCD (the last) runs at `slowest_hz`: what a measured
+// "lowest per-XCD clock" (hipBLASLt's lowest-median-freq, BLOG-MAF2) corresponds to. Contract: pure;
+// the inverse of xcd_clock for the last XCD below engine_max; `slowest_hz` itself without a spread.
+double controller_for_slowest_xcd(const GpuSpec& gpu, double slowest_hz);
+
 }  // namespace attnsim::arch

@@ -1,5 +1,6 @@
 #include "cli/arch_report.h"
 
+#include "arch/clock_model.h"
 #include "arch/param_table.h"
 #include "arch/provenance.h"
 #include "report/text_table.h"
@@ -108,7 +109,11 @@ std::string arch_text(const arch::LoadedArch& loaded, const arch::DerivedFigures
                      (s.clock.engine_pinned        ? std::string("pinned")
                       : m.sustained.power_limited ? "power-limited at " + arch::format(s.clock.power_limit)
                                                   : std::string("clock cap")) +
-                     ")" + (measured ? "; measured GEMM " + fixed(mega(measured->value), 0) + " MHz" : std::string())});
+                     ")" + (measured ? "; measured GEMM " + fixed(mega(measured->value), 0) + " MHz" +
+                                     (s.clock.xcd_spread > 0 ? " (slowest XCD; the controller at " +
+                                                                   fixed(mega(arch::controller_for_slowest_xcd(s, measured->value)), 0) + " MHz)"
+                                                             : std::string())
+                               : std::string())});
   }
   compute.add({"exp (transcendental)", fixed(d.exp_per_clk_per_cu, 0) + "/clk/CU = " + fixed(tera(d.exp_per_s), 2) +
                                            " T/s at max clock"});

@@ -31,12 +31,13 @@ struct ValidateState {
 
 // The clock of the case's class of work, as measured: the config's published clock of full matrix
 // work of the kernel's data type (`clock.measured.matrix_*`, e.g. BLOG-MAF2's 1207 MHz for bf16 on
-// MI300X); where none is published, the clock model's full-load clock for it.
+// MI300X, the slowest XCD's: the controller is pinned where that XCD runs at it under
+// clock.xcd_spread); where none is published, the clock model's full-load clock for it.
 std::string class_clock(const report::MeasuredCase& c, const std::vector<std::string>& sets) {
   const auto gpu = arch::load_arch_file(arch::resolve_arch(c.point.arch), sets).spec;
   const auto& measured = gpu.clock.measured_matrix[static_cast<std::size_t>(c.point.problem.dtype)];
   const double hz =
-      measured ? measured->value : arch::sustained_clock(gpu.clock, arch::matrix_load(c.point.problem.dtype)).clock.value;
+      measured ? arch::controller_for_slowest_xcd(gpu, measured->value) : arch::sustained_clock(gpu.clock, arch::matrix_load(c.point.problem.dtype)).clock.value;
   return std::to_string(static_cast<long long>(std::llround(hz / 1e6))) + "MHz";
 }
 

@@ -99,7 +99,7 @@ TEST_CASE("inconsistent values are rejected at the key that breaks the rule") {
   const std::string lds = edited(base(), "lds_max_per_workgroup = \"64KiB\"", "lds_max_per_workgroup = \"128KiB\"");
   CHECK(load_error(lds) == at(line_of(lds, "lds_max_per_workgroup ="), 25) +
                                "key 'cu.lds_max_per_workgroup': 128 KiB exceeds cu.lds_size = 64 KiB");
-  const std::string power = edited(base(), "baseline = \"411W\"", "baseline = \"800W\"");
+  const std::string power = edited(base(), "baseline = \"415W\"", "baseline = \"800W\"");
   CHECK(load_error(power) == at(line_of(power, "baseline ="), 12) +
                                  "key 'clock.power.baseline': 800 W leaves no power under clock.power.limit = 750 W");
   const std::string queue = edited(base(), "write_queue = \"4KiB\"", "write_queue = \"64B\"");

@@ -29,7 +29,7 @@ TEST_CASE("arch show --json gives the MI300X figures") {
   CHECK(j["derived"]["matrix"]["bf16"]["peak_tflops"].get<double>() == doctest::Approx(1307.4).epsilon(0.0001));
   CHECK(j["derived"]["bandwidth_tb_per_s"]["hbm_peak"].get<double>() == doctest::Approx(5.3));
   CHECK(j["derived"]["matrix"]["bf16"]["sustained_clock_mhz"].get<double>() ==
-        doctest::Approx(2100 * std::cbrt((750.0 - 411.0) / 1676.0)).epsilon(0.0005));
+        doctest::Approx(2100 * std::cbrt((750.0 - 415.0) / 1593.0)).epsilon(0.0005));
   CHECK(j["params"]["clock.measured.matrix_bf16"]["value"].get<double>() == 1.207e9);  // BLOG-MAF2
   CHECK(j["derived"]["matrix"]["bf16"]["measured_gemm_clock_mhz"].get<double>() == 1207);
   CHECK(j["params"]["clock.measured.matrix_bf16"]["source"] == "BLOG-MAF2 (median clock of the BF16 MAF GEMMs at 750 W)");
@@ -158,9 +158,9 @@ TEST_CASE("micro reports JSON and refuses a wave count beyond the slots") {
   REQUIRE(r.exit_code == 0);
   const auto j = nlohmann::json::parse(r.out);
   CHECK(j["flops_per_clk_per_cu"].get<double>() == doctest::Approx(2048));
-  // Full bf16 matrix load and no memory traffic: 2100 MHz x cbrt((750 - 411) / 1676) = 1232.7 MHz
+  // Full bf16 matrix load and no memory traffic: 2100 MHz x cbrt((750 - 415) / 1593) = 1248.8 MHz
   // (above the measured 1207 MHz of AMD's GEMMs, which also move HBM traffic; docs/model.md).
-  CHECK(j["clock_mhz"].get<double>() == doctest::Approx(2100 * std::cbrt((750.0 - 411.0) / 1676.0)).epsilon(0.0005));
+  CHECK(j["clock_mhz"].get<double>() == doctest::Approx(2100 * std::cbrt((750.0 - 415.0) / 1593.0)).epsilon(0.0005));
   const Run bad = run_attnsim("micro --pattern mfma --waves 9");
   CHECK(bad.exit_code == 2);
   CHECK(contains(bad.out, "expected 1 to 8 waves per SIMD"));

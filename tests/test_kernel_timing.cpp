@@ -218,8 +218,8 @@ TEST_CASE("a wave resumes past a barrier only once it resolves: each barrier's l
   REQUIRE(kp.workgroups() == 1);
   REQUIRE(kp.passes(0) == 1);
   REQUIRE(passed > 0);
-  const auto base = run(pp, mi300x({"clock.engine=1GHz", "cu.barrier_latency=20cyc"}));
-  const auto slow = run(pp, mi300x({"clock.engine=1GHz", "cu.barrier_latency=1020cyc"}));
+  const auto base = run(pp, mi300x({"clock.engine=1GHz", "cu.barrier_latency=20cyc", "clock.xcd_spread=0"}));
+  const auto slow = run(pp, mi300x({"clock.engine=1GHz", "cu.barrier_latency=1020cyc", "clock.xcd_spread=0"}));
   const auto span = [](const sim::RunResult& r) { return static_cast<double>(r.kernels[0].end - r.kernels[0].start); };
   const double added_cycles = (span(slow) - span(base)) / 1000.0;  // 1 GHz: 1000 ticks (ps) per cycle
   CHECK(added_cycles == doctest::Approx(1000.0 * static_cast<double>(passed)).epsilon(0.01));

@@ -47,7 +47,7 @@ TEST_CASE("the L1's recency rings hit exactly as a set-associative LRU cache of 
 }
 
 TEST_CASE("an L1 hit is served by the CU's L1 alone and counted as the profiler counts it") {
-  MemoryPath path(test::gpu("mi300x"), 1e9);
+  MemoryPath path(test::one_clock("mi300x"), 1e9);
   TrafficCounters c;
   path.read(0, 0, 4096, 0, 128, 0, c);  // miss: L1 and L2
   CHECK(path.read(0, 0, 4096, 0, 128, kLater, c) == kLater + kL1);
@@ -71,7 +71,7 @@ TEST_CASE("an L1 hit is served by the CU's L1 alone and counted as the profiler 
 }
 
 TEST_CASE("the L1 is LRU in each of its sets (MI300X: 4 sets of 64 ways of 128 B lines)") {
-  MemoryPath path(test::gpu("mi300x"), 1e9);
+  MemoryPath path(test::one_clock("mi300x"), 1e9);
   TrafficCounters c;
   Tick t = 0;
   const auto read = [&](std::uint64_t line) {
@@ -89,7 +89,7 @@ TEST_CASE("the L1 is LRU in each of its sets (MI300X: 4 sets of 64 ways of 128 B
 }
 
 TEST_CASE("an L1 miss fills the 64 B units its read touched") {
-  MemoryPath path(test::gpu("mi300x"), 1e9);
+  MemoryPath path(test::one_clock("mi300x"), 1e9);
   TrafficCounters c;
   path.read(0, 0, 0, 0, 64, 0, c);                               // first half: miss
   CHECK(path.read(0, 0, 0, 0, 32, kLater, c) == kLater + kL1);  // within it: hit
@@ -100,7 +100,7 @@ TEST_CASE("an L1 miss fills the 64 B units its read touched") {
 }
 
 TEST_CASE("writes pass the L1 without allocating and atomics bypass it") {
-  MemoryPath path(test::gpu("mi300x"), 1e9);
+  MemoryPath path(test::one_clock("mi300x"), 1e9);
   TrafficCounters c;
   path.write(0, 0, 0, 128, 0, c);
   path.atomic(0, 8192, 0, 128, 0, c);
@@ -114,7 +114,7 @@ TEST_CASE("writes pass the L1 without allocating and atomics bypass it") {
 }
 
 TEST_CASE("every kernel starts with empty L1s") {
-  MemoryPath path(test::gpu("mi300x"), 1e9);
+  MemoryPath path(test::one_clock("mi300x"), 1e9);
   TrafficCounters c;
   path.read(0, 0, 0, 0, 128, 0, c);
   path.start_kernel();
@@ -125,7 +125,7 @@ TEST_CASE("every kernel starts with empty L1s") {
 TEST_CASE("the approximate mode's L1 counts a tile's rows as the exact mode does") {
   // 16 rows of 256 B, 2 KiB apart (a K tile of one head in BSHD), read twice by one CU, then a
   // 64 B piece of a row (a flat group) twice: every second read hits.
-  const auto& gpu = test::gpu("mi300x");
+  const auto& gpu = test::one_clock("mi300x");
   MemoryPath exact(gpu, 1e9), approx(gpu, 1e9, TagMode::approximate);
   TrafficCounters ce, ca;
   std::vector<LineRequest> lines;
@@ -167,7 +167,7 @@ TEST_CASE("an L1 the model cannot represent is refused by name") {
 }
 
 TEST_CASE("L1-level microbenchmarks: a chase at the L1 latency and a stream bound by the requests in flight") {
-  const auto& gpu = test::gpu("mi300x");
+  const auto& gpu = test::one_clock("mi300x");
   MemoryMicroOptions o;
   o.level = "l1";
   o.pattern = "chase";  // half an L1 on one CU: every timed load hits

@@ -25,6 +25,10 @@ inline const arch::GpuSpec& gpu_with(const std::string& name, const std::vector<
 // A shipped GPU by name (any of configs/arch), loaded once.
 inline const arch::GpuSpec& gpu(const std::string& name) { return gpu_with(name, {}); }
 
+// A shipped GPU with every XCD at the controller's clock (clock.xcd_spread = 0): for hand
+// calculations that time cycles at the one clock they name. The spread has tests of its own.
+inline const arch::GpuSpec& one_clock(const std::string& name) { return gpu_with(name, {"clock.xcd_spread=0"}); }
+
 inline workloads::PassPrograms build(const workloads::Problem& p, const std::string& kernel, workloads::Direction d) {
   const auto k = workloads::parse_kernel_spec(kernel);
   return workloads::build_pass(p, k, d, gpu(k.native_arch));
