@@ -26,15 +26,18 @@ TEST_CASE("the L1's recency rings hit exactly as a set-associative LRU cache of 
   // Whole-line reads, a third over 4x the lines the cache holds and the rest over a little more than
   // it holds (reuse at every distance), against SetAssocCache (modulo index, write-through): the
   // same hit or miss each time.
-  for (std::uint32_t ways : {64u, 4u, 6u}) {  // SIMD and scalar tag search, a non-power-of-two way count
+  // 64 ways: the byte-signature search; 4: the 4-wide tag compare; 6: scalar. Scaled by 1021
+  // (1 mod 4: the same sets), the tags spread over 18 bits and their signature bytes collide.
+  for (const auto& [ways, scale] : {std::pair{64u, 1ull}, std::pair{64u, 1021ull}, std::pair{4u, 1ull}, std::pair{6u, 1ull}}) {
     CAPTURE(ways);
+    CAPTURE(scale);
     LruRing ring(ways * 4 * 128, ways, 128);
     SetAssocCache lru(ways * 4 * 128, ways, 128, WritePolicy::write_through);
     std::uint64_t x = 7, hits = 0;
     for (int i = 0; i < 200'000; ++i) {
       x = x * 6364136223846793005ull + 1442695040888963407ull;
       const std::uint64_t held = 4ull * ways;
-      const std::uint64_t line = (x >> 33) % (i % 3 == 0 ? 4 * held : held + held / 8);
+      const std::uint64_t line = scale * ((x >> 33) % (i % 3 == 0 ? 4 * held : held + held / 8));
       bool evicted = false;
       std::uint64_t victim = 0;
       const bool expected = lru.access_line(line * 128, false, evicted, victim);
