@@ -246,6 +246,9 @@ class MemoryPath {
   std::uint32_t hbm_channel(std::uint64_t address) const {
     return static_cast<std::uint32_t>(hbm_channels_.mod(fold(interleave_.div(address))));
   }
+  // Writes a dirty line of L2 instance `inst` back to memory from `t` (link, MALL channel, HBM
+  // channel): returns when the HBM channel's memory controller has accepted (and acknowledged) it,
+  // which is when its L2 write-back slot frees (hbm_writes_).
   Tick write_back(std::uint32_t inst, std::uint64_t line_address, Tick t, TrafficCounters& c);
   // The timing tails of the batch forms (both modes): each level's channels serve the demand the
   // batch put on them; dirty victims take write-back queue slots.
@@ -303,7 +306,7 @@ class MemoryPath {
   };
   static SectorRequest sector_request(std::uint32_t lo, std::uint32_t hi, TrafficCounters& c);
   // A dirty line leaves L2 channel `ch` at `t`: it takes a slot of the channel's write-back queue
-  // (waiting while every slot's write-back is still in flight). Returns when it has a slot.
+  // (waiting while every slot's write-back is still unacknowledged). Returns when it has a slot.
   Tick evict(std::uint32_t ch, std::uint32_t inst, std::uint64_t line_address, Tick t, TrafficCounters& c);
   // Per-line timing of a fetch reaching the MALL at `t`: when its last channel has served it.
   Tick time_fetch(const Fetch& f, Tick t);
