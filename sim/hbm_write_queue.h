@@ -30,13 +30,11 @@ class HbmWriteQueues {
   HbmWriteQueues(std::size_t channels, std::size_t entries, double bytes_per_second, std::uint64_t burst_bytes,
                  Tick turnaround)
       : entries_(std::max<std::size_t>(1, entries)),
-        ps_per_byte_(1e12 / bytes_per_second),
         burst_(std::max<std::uint64_t>(1, burst_bytes)),
         turnaround_(turnaround),
         drained_(channels * entries_, 0),
         next_(channels, 0),
-        drain_free_(channels, 0),
-        written_(channels, 0),
+        drain_(channels, BandwidthServer(bytes_per_second)),
         pending_(channels, 0),
         reads_at_switch_(channels, 0) {}
 
@@ -45,11 +43,8 @@ class HbmWriteQueues {
     if (++next_[ch] == entries_) next_[ch] = 0;
     Accepted a;
     a.at = std::max(arrival, entry);  // the write `entries` places back has drained
-    const Tick start = std::max(a.at, drain_free_[ch]);
-    drain_free_[ch] = start + transfer_time(bytes, ps_per_byte_);
-    entry = drain_free_[ch];
-    const double reads = channel_bytes - static_cast<double>(written_[ch]);
-    written_[ch] += bytes;
+    const double reads = channel_bytes - static_cast<double>(drain_[ch].bytes());  // bytes not written here
+    entry = drain_[ch].serve(a.at, bytes);
     pending_[ch] += bytes;
     if (pending_[ch] >= burst_) {
       pending_[ch] -= burst_;
@@ -63,13 +58,11 @@ class HbmWriteQueues {
 
  private:
   std::size_t entries_ = 1;
-  double ps_per_byte_ = 1;
   std::uint64_t burst_ = 1;
   Tick turnaround_ = 0;
   std::vector<Tick> drained_;           // per channel and entry: when the entry's write has drained
   std::vector<std::size_t> next_;       // per channel: the entry the next write takes
-  std::vector<Tick> drain_free_;        // per channel: when its last accepted write has drained
-  std::vector<std::uint64_t> written_;  // per channel: bytes written through the queue
+  std::vector<BandwidthServer> drain_;  // per channel: its writes draining in order at its rate
   std::vector<std::uint64_t> pending_;  // per channel: bytes written since the last burst boundary
   std::vector<double> reads_at_switch_; // per channel: other bytes it had served at its last switch
 };
