@@ -24,6 +24,19 @@ const std::optional<arch::Hertz>& measured_gemm_clock(const arch::GpuSpec& s, Dt
   return s.clock.measured_matrix[static_cast<std::size_t>(dt)];
 }
 
+// "; measured GEMM 1207 MHz", with the controller's clock beside it when the XCDs' clocks spread
+// (the measured clock is the slowest XCD's); empty when no clock is published for the data type.
+std::string measured_gemm_text(const arch::GpuSpec& s, Dtype dt) {
+  const auto& measured = measured_gemm_clock(s, dt);
+  if (!measured) return {};
+  std::string text = "; measured GEMM " + fixed(mega(measured->value), 0) + " MHz";
+  if (s.clock.xcd_spread > 0) {
+    text += " (slowest XCD; the controller at " +
+            fixed(mega(arch::controller_for_slowest_xcd(s, measured->value)), 0) + " MHz)";
+  }
+  return text;
+}
+
 }  // namespace
 
 json arch_json(const arch::LoadedArch& loaded, const arch::DerivedFigures& d) {
@@ -102,18 +115,13 @@ std::string arch_text(const arch::LoadedArch& loaded, const arch::DerivedFigures
                                    (s.clock.engine_pinned ? "; pinned at " + arch::format(*s.clock.engine_pinned) : "")});
   for (const auto& m : d.matrix) {
     const std::string dt(arch::to_string(m.dtype));
-    const auto& measured = measured_gemm_clock(s, m.dtype);
     compute.add({dt + " matrix", fixed(tera(m.peak_flops), 1) + " TFLOP/s peak at " + arch::format(s.clock.matrix_max),
                  fixed(tera(m.sustained_flops), 1) + " TFLOP/s at " + fixed(mega(m.sustained.clock.value), 0) +
                      " MHz sustained (" +
                      (s.clock.engine_pinned        ? std::string("pinned")
                       : m.sustained.power_limited ? "power-limited at " + arch::format(s.clock.power_limit)
                                                   : std::string("clock cap")) +
-                     ")" + (measured ? "; measured GEMM " + fixed(mega(measured->value), 0) + " MHz" +
-                                     (s.clock.xcd_spread > 0 ? " (slowest XCD; the controller at " +
-                                                                   fixed(mega(arch::controller_for_slowest_xcd(s, measured->value)), 0) + " MHz)"
-                                                             : std::string())
-                               : std::string())});
+                     ")" + measured_gemm_text(s, m.dtype)});
   }
   compute.add({"exp (transcendental)", fixed(d.exp_per_clk_per_cu, 0) + "/clk/CU = " + fixed(tera(d.exp_per_s), 2) +
                                            " T/s at max clock"});
