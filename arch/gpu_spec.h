@@ -96,7 +96,21 @@ struct MatrixInstruction {
   std::uint32_t simds = 1;               // SIMDs (sub-partitions) one instruction occupies
   std::uint32_t cycles = 0;              // issue-to-issue cycles on those SIMDs
   std::uint32_t valu_coexec_cycles = 0;  // of those, cycles open to independent VALU issue
+  // 0: the shape is fixed. Else N may be any multiple of n_step up to n, the cycles in proportion
+  // (Hopper's wgmma: .m64nNk16, N = 8..256 in steps of 8).
+  std::uint32_t n_step = 0;
   double flops() const { return 2.0 * m * n * k * blocks; }
+  // The unit a kernel's matrix work is counted in: the instruction itself, or for a variable-N
+  // instruction its N = n_step slice (cycles and co-issue cycles scaled by n_step / n; the config
+  // check makes them divide exactly).
+  MatrixInstruction work_unit() const {
+    if (n_step == 0) return *this;
+    MatrixInstruction u = *this;
+    u.n = n_step;
+    u.cycles = cycles * n_step / n;
+    u.valu_coexec_cycles = valu_coexec_cycles * n_step / n;
+    return u;
+  }
 };
 
 // Compute unit (CU on AMD, SM on NVIDIA).

@@ -260,11 +260,12 @@ ParamDecl schema_version_param() {
 std::optional<ParamIssue> read_instruction(const toml::table& t, MatrixInstruction& out) {
   static const std::array<std::string_view, 9> keys{"name", "dtype", "m", "n", "k", "blocks", "simds", "cycles",
                                                     "valu_coexec_cycles"};
+  constexpr std::string_view kOptional = "n_step";
   for (const auto& [k, v] : t) {
-    if (std::find(keys.begin(), keys.end(), k.str()) == keys.end()) {
+    if (k.str() != kOptional && std::find(keys.begin(), keys.end(), k.str()) == keys.end()) {
       return ParamIssue{"unknown field '" + std::string(k.str()) +
                             "' in a matrix instruction (fields: name, dtype, m, n, k, blocks, simds, cycles, "
-                            "valu_coexec_cycles)",
+                            "valu_coexec_cycles, and optionally n_step)",
                         &v};
     }
   }
@@ -306,14 +307,31 @@ std::optional<ParamIssue> read_instruction(const toml::table& t, MatrixInstructi
                           " exceeds the instruction's " + std::to_string(out.cycles) + " cycles",
                       t.get("valu_coexec_cycles")};
   }
+  if (const toml::node* step = t.get(kOptional)) {
+    if (!step->is_integer() || step->as_integer()->get() < 1 || step->as_integer()->get() > out.n) {
+      return ParamIssue{"field 'n_step': expected an integer in [1, n = " + std::to_string(out.n) + "], got " +
+                            describe(*step),
+                        step};
+    }
+    out.n_step = static_cast<std::uint32_t>(step->as_integer()->get());
+    // A slice's cycles must be whole: N's cycles scale with N.
+    if (out.n % out.n_step != 0 || out.cycles * out.n_step % out.n != 0 ||
+        out.valu_coexec_cycles * out.n_step % out.n != 0) {
+      return ParamIssue{"field 'n_step': " + std::to_string(out.n_step) + " must divide n (" + std::to_string(out.n) +
+                            ") and leave whole cycles per slice (cycles x n_step / n = " +
+                            std::to_string(out.cycles) + " x " + std::to_string(out.n_step) + " / " +
+                            std::to_string(out.n) + ", valu_coexec_cycles likewise)",
+                        step};
+    }
+  }
   return std::nullopt;
 }
 
 ParamDecl matrix_instructions_param() {
   ParamDecl d;
   d.path = "cu.matrix.instructions";
-  d.description = "matrix instruction shapes: name, dtype, m, n, k, blocks, simds, cycles, valu_coexec_cycles";
-  d.expected = "an array of inline tables {name, dtype, m, n, k, blocks, simds, cycles, valu_coexec_cycles}";
+  d.description = "matrix instruction shapes: name, dtype, m, n, k, blocks, simds, cycles, valu_coexec_cycles (n_step: N variable)";
+  d.expected = "an array of inline tables {name, dtype, m, n, k, blocks, simds, cycles, valu_coexec_cycles[, n_step]}";
   d.assign = [](GpuSpec& s, const toml::node& n) -> std::optional<ParamIssue> {
     const toml::array* arr = n.as_array();
     if (!arr || arr->empty()) return ParamIssue{"expected a non-empty array of inline tables, got " + describe(n)};
@@ -349,6 +367,7 @@ ParamDecl matrix_instructions_param() {
                      {"simds", i.simds},
                      {"cycles", i.cycles},
                      {"valu_coexec_cycles", i.valu_coexec_cycles},
+                     {"n_step", i.n_step},
                      {"flops", i.flops()}});
     }
     return arr;

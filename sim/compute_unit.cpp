@@ -56,7 +56,8 @@ Tick ComputeUnit::compute(Tick now, const GroupWork& w, const PipeCosts& pc, Wai
   for (Tick i = 0; i < n; ++i) lds_done = std::max(lds_done, lds(now + i * stretch, lds_bytes));
   Tick issue_done = now;
   if (w.issued) {
-    const Tick instructions = n * (c.mfma + c.valu + c.trans + c.issue_only) + static_cast<Tick>(w.masked_count) * c.mask_valu;
+    const Tick instructions =
+        n * (c.issued_mfma() + c.valu + c.trans + c.issue_only) + static_cast<Tick>(w.masked_count) * c.mask_valu;
     issue_done = std::max(now, *w.issued) + instructions * pc.issue;
     *w.issued = issue_done;
   }

@@ -116,6 +116,12 @@ std::uint32_t memory_lane(const OpTemplate& op) { return workloads::is_store(op.
 const arch::MatrixInstruction* instruction_of(const arch::GpuSpec& gpu, const KernelProgram& kp) {
   return gpu.cu.matrix_instruction(kp.mfma);
 }
+// What the kernel's OpCost::mfma counts: its instruction's work unit (none without matrix work).
+std::optional<arch::MatrixInstruction> work_unit_of(const arch::GpuSpec& gpu, const KernelProgram& kp) {
+  const arch::MatrixInstruction* m = instruction_of(gpu, kp);
+  if (!m) return std::nullopt;
+  return m->work_unit();
+}
 
 // The activity the clock model needs, from what a stretch of `span` showed: the matrix pipes' busy
 // time (summed over all SIMDs) and the HBM bytes moved. Fractions are capped at 1.
@@ -137,7 +143,8 @@ class KernelRun {
  public:
   KernelRun(const arch::GpuSpec& gpu, MemoryPath& memory, const PassPrograms& pp, const KernelProgram& kp,
             double clock_hz, const EngineOptions& options)
-      : gpu_(gpu), memory_(memory), engine_(clock_hz), options_(options), mfma_(instruction_of(gpu, kp)) {
+      : gpu_(gpu), memory_(memory), engine_(clock_hz), options_(options), mfma_unit_(work_unit_of(gpu, kp)),
+        mfma_(mfma_unit_ ? &*mfma_unit_ : nullptr) {
     shape_.pp = &pp;
     shape_.kp = &kp;
     const std::uint32_t simds = gpu.cu.simds;
@@ -793,7 +800,8 @@ class KernelRun {
   Clock engine_;
   const EngineOptions& options_;
   KernelShape shape_;
-  const arch::MatrixInstruction* mfma_ = nullptr;
+  std::optional<arch::MatrixInstruction> mfma_unit_;  // the unit OpCost::mfma counts
+  const arch::MatrixInstruction* mfma_ = nullptr;     // &*mfma_unit_, or null
   std::vector<PipeCosts> pipes_;  // per XCD, at its clock
   EventQueue queue_;
   std::vector<ComputeUnit> cus_;

@@ -93,6 +93,26 @@ TEST_CASE("issued instructions equal the closed-form counts for every kernel of 
   }
 }
 
+TEST_CASE("fa3 on H100: the matrix work issued is the tile's FLOPs and takes the tensor cores' peak rate") {
+  // Non-causal d128 forward, N = 1408 = 11 x kBlockM (128) = 8 x kBlockN (176), no partial tile:
+  // the loop's two GEMMs issue exactly 4 x N x N x d FLOPs per head (no N = 256 padding, PTX-ISA),
+  // counted in m64n8k16 slices.
+  Problem p = heads(2, 1408);
+  p.causal = false;
+  p.dtype = Dtype::fp16;
+  const auto pp = test::build(p, "fa3", Direction::fwd);
+  const arch::GpuSpec& h100 = test::gpu_with("h100", {"clock.engine=1.5GHz"});
+  const auto r = run(pp, h100);
+  REQUIRE(r.kernels.size() == 1);
+  const double flops = 4.0 * 2 * 1408 * 1408 * 128;
+  CHECK(r.kernels[0].mfma_flops == doctest::Approx(flops));
+  CHECK(static_cast<double>(r.kernels[0].mfma_instructions) == doctest::Approx(analytic_counts(pp).mfma_instructions));
+  // The matrix pipes' busy time is those FLOPs at 4096 FLOP/clk per SM (1024 per sub-partition) at
+  // 1.5 GHz, summed over the sub-partitions: flops / 1024 / 1.5 GHz (a slice's 16 cycles on a
+  // wave's sub-partition are 10666.7 ps, rounded to 10667: 3e-5 over).
+  CHECK(static_cast<double>(r.kernels[0].busy.matrix) == doctest::Approx(flops / 1024 / 1.5e9 * 1e12).epsilon(1e-4));
+}
+
 TEST_CASE("kernel boundaries: each kernel launches when the previous ends plus the launch gap") {
   const auto gpu = mi300x();
   const auto r = run(test::build(heads(4, 1024), "aiter-v3", Direction::bwd), gpu);

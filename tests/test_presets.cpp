@@ -97,6 +97,37 @@ TEST_CASE("fa3: a warpgroup MMA reads its shared-memory operands once for its fo
   CHECK(static_cast<double>(total(main.body).lds_read) == doctest::Approx(332.0 * 1024 / 8).epsilon(0.001));
 }
 
+TEST_CASE("fa3: a warpgroup MMA of any N in steps of 8 issues the tile's FLOPs without padding to N = 256") {
+  // PTX-ISA: wgmma .m64nNk16, N = 8..256 in steps of 8; the configs count its work in N = 8 slices
+  // (m64n8k16: 16384 FLOP, 4 cycles). FA-SCHED B4, d128 non-causal: kBlockM 128, kBlockN 176, two
+  // MMA warpgroups (8 waves). Q K^T per iteration: 2 x 128 x 176 x 128 = 5767168 FLOP = 352 slices,
+  // 44 per wave; each warpgroup issues its 64 rows as 128 / 16 = 8 m64n176k16 instructions, every
+  // one of its waves issuing each. P V (N = d = 128, K = 176): the same FLOPs, 44 slices per wave,
+  // 176 / 16 = 11 m64n128k16 instructions. With one N = 256 instruction per 176 columns the work
+  // was 256 / 176 = 1.45 times the tile's.
+  Problem p = d128(4096);
+  p.causal = false;
+  p.dtype = Dtype::fp16;
+  const auto pp = test::build(p, "fa3", Direction::fwd);
+  const KernelProgram& kp = pp.kernels[0];
+  REQUIRE(kp.inner_rows == 176);
+  CHECK(kp.mfma_flops == doctest::Approx(2.0 * 64 * 8 * 16));
+  const OpCost& qk = test::op_named(kp.body, "qk").cost;
+  const OpCost& pv = test::op_named(kp.body, "pv").cost;
+  CHECK(qk.mfma == 44);
+  CHECK(qk.issued_mfma() == 8);
+  CHECK(pv.mfma == 44);
+  CHECK(pv.issued_mfma() == 11);
+  CHECK(static_cast<double>(qk.mfma + pv.mfma) * kp.waves * kp.mfma_flops == doctest::Approx(4.0 * 128 * 176 * 128));
+  // A fixed-shape instruction counts instructions: aiter-v3's 32x32x8 MFMA (16384 FLOP), 256 x 32
+  // tile, 8 waves: Q K^T 2 x 256 x 32 x 128 / 16384 / 8 = 16 per wave, issued as counted.
+  const auto aiter = test::build(d128(4096), "aiter-v3", Direction::fwd);
+  const OpCost& aqk = test::op_named(aiter.kernels[0].body, "qk").cost;
+  CHECK(aqk.mfma == 16);
+  CHECK(aqk.mfma_issued == 0);
+  CHECK(aqk.issued_mfma() == 16);
+}
+
 TEST_CASE("aiter-v3-a16 uses 16-bit dQ atomics and no convert kernel") {
   const auto pp = test::build(d128(1536), "aiter-v3-a16", Direction::bwd);
   REQUIRE(pp.kernels.size() == 3);

@@ -109,7 +109,8 @@ PassPrograms build_gemm(const GemmShape& s, const GemmTiling& t, const arch::Gpu
   const std::uint64_t slice_bytes = static_cast<std::uint64_t>(t.tile_m + t.tile_n) * t.tile_k * e;  // A and B
   kp.lds_bytes = static_cast<std::uint32_t>(slice_bytes);
   kp.mfma = mfma->name;
-  kp.mfma_flops = mfma->flops();
+  const arch::MatrixInstruction unit = mfma->work_unit();  // what OpCost::mfma counts
+  kp.mfma_flops = unit.flops();
   kp.outer_rows = t.tile_m;
   kp.inner_rows = t.tile_n;
   kp.blocks = kp.grid_blocks = s.m / t.tile_m;
@@ -123,7 +124,8 @@ PassPrograms build_gemm(const GemmShape& s, const GemmTiling& t, const arch::Gpu
   const std::uint64_t stage_bytes = slice_bytes / kp.waves;
   const std::uint64_t operand_half = static_cast<std::uint64_t>(wave_m + wave_n) * (t.tile_k / 2) * e;
   OpCost mma;
-  mma.mfma = static_cast<std::uint32_t>(2.0 * wave_m * wave_n * (t.tile_k / 2) / mfma->flops());
+  mma.mfma = static_cast<std::uint32_t>(2.0 * wave_m * wave_n * (t.tile_k / 2) / unit.flops());
+  if (mfma->n_step) mma.mfma_issued = static_cast<std::uint32_t>(2.0 * wave_m * wave_n * (t.tile_k / 2) / mfma->flops());
   OpCost barrier;
   barrier.barriers = 1;
   BodyBuilder body("gemm loop");

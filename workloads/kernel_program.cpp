@@ -38,16 +38,36 @@ double share(double total, std::uint32_t parts, std::uint32_t index) {
   return static_cast<double>(t / parts + (index < t % parts ? 1 : 0));
 }
 
+// What one wave issues of a GEMM's matrix instructions: `work` in units of the kernel's matrix
+// work unit (arch::MatrixInstruction::work_unit), `issued` instructions (0: as many as `work`).
+struct MatrixCount {
+  std::uint32_t work = 0, issued = 0;
+};
+
 // Instruction counts per wave for one loop iteration, from a density and the tile shape.
 struct LoopCosts {
+  LoopCosts(const arch::MatrixInstruction& instruction, std::uint32_t waves_, std::uint32_t wave_size_)
+      : mfma(&instruction), unit(instruction.work_unit()), waves(waves_), wave_size(wave_size_) {}
   const arch::MatrixInstruction* mfma = nullptr;
+  arch::MatrixInstruction unit;  // what `MatrixCount::work` counts
   std::uint32_t waves = 1, wave_size = 64;
   std::uint64_t score_lanes(std::uint64_t rows, std::uint64_t cols) const {
     return ceil_div(rows * cols, static_cast<std::uint64_t>(waves) * wave_size);
   }
-  // MFMA instructions per wave for a rows x cols x depth GEMM.
-  std::uint32_t gemm(std::uint64_t m, std::uint64_t n, std::uint64_t k) const {
-    return static_cast<std::uint32_t>(ceil_div(ceil_div(2 * m * n * k, static_cast<std::uint64_t>(mfma->flops())), waves));
+  // Matrix instructions per wave for an m x n x k GEMM (n: the output dimension the instruction's
+  // N spans). Work: the GEMM's FLOPs in work units, shared among the waves. A variable-N instruction
+  // (Hopper's wgmma) takes N = n rounded up to its step, at most its n; each instruction is issued by
+  // every wave of the group of `simds` waves that executes it together (a warpgroup).
+  MatrixCount gemm(std::uint64_t m, std::uint64_t n, std::uint64_t k) const {
+    MatrixCount c;
+    c.work = static_cast<std::uint32_t>(ceil_div(ceil_div(2 * m * n * k, static_cast<std::uint64_t>(unit.flops())), waves));
+    if (mfma->n_step == 0) return c;
+    const std::uint64_t step = mfma->n_step;
+    const std::uint64_t width = std::min<std::uint64_t>(mfma->n, ceil_div(n, step) * step);
+    const std::uint64_t flops = 2 * std::uint64_t{mfma->m} * width * mfma->k * mfma->blocks;
+    const std::uint64_t groups = std::max<std::uint64_t>(1, waves / mfma->simds);
+    c.issued = static_cast<std::uint32_t>(ceil_div(ceil_div(2 * m * n * k, flops), groups));
+    return c;
   }
 };
 
@@ -99,9 +119,10 @@ OpCost mem_cost(double lds_write) {
   return c;
 }
 
-OpCost mfma_cost(std::uint32_t n, double lds_read) {
+OpCost mfma_cost(MatrixCount n, double lds_read) {
   OpCost c;
-  c.mfma = n;
+  c.mfma = n.work;
+  c.mfma_issued = n.issued;
   c.lds_read = static_cast<std::uint64_t>(std::llround(lds_read));
   return c;
 }
@@ -157,8 +178,8 @@ KernelProgram forward(const Problem& p, const KernelSchedule& k, const Mask& mas
   set_grid(kp, p, p.seqlen_q, s.block_m, p.heads_q, s.grid, s.pair_tiles && !mask.is_dense());
   kp.inner_is_keys = true;
 
-  LoopCosts lc{&find_instruction(gpu, s.mfma, k.name), s.waves, gpu.cu.wave_size};
-  kp.mfma_flops = lc.mfma->flops();
+  const LoopCosts lc(find_instruction(gpu, s.mfma, k.name), s.waves, gpu.cu.wave_size);
+  kp.mfma_flops = lc.unit.flops();
   const std::uint64_t bm = s.block_m, bn = kp.inner_rows, e = p.elem_bytes();
   const double k_tile = static_cast<double>(bn * p.head_dim_qk * e), v_tile = static_cast<double>(bn * p.head_dim_v * e);
   const std::uint64_t lanes = lc.score_lanes(bm, bn);
@@ -177,7 +198,7 @@ KernelProgram forward(const Problem& p, const KernelSchedule& k, const Mask& mas
           vector_cost(rounded(d.valu_per_score_lane * lanes), static_cast<std::uint32_t>(lanes) + d.extra_trans,
                       rounded(d.mask_valu_per_score_lane * lanes), rounded(d.issue_only_per_score_lane * lanes)),
           {"qk"})
-      .op("pv", Action::pv, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_v), d.lds_read_per_tile_byte * v_tile),
+      .op("pv", Action::pv, Pipe::matrix, mfma_cost(lc.gemm(bm, p.head_dim_v, bn), d.lds_read_per_tile_byte * v_tile),
           {"softmax", "load_v"})
       .op("sync", Action::barrier, Pipe::sync, barrier_cost(d.barriers), {"pv"})
       .carried("load_k", "qk", static_cast<std::uint16_t>(s.stages))
@@ -242,8 +263,8 @@ KernelProgram backward_main(const Problem& p, const KernelSchedule& k, const Mas
   kp.walks_group = kv_loop;
   kp.inner_is_keys = false;
 
-  LoopCosts lc{&find_instruction(gpu, s.mfma, k.name), s.waves, gpu.cu.wave_size};
-  kp.mfma_flops = lc.mfma->flops();
+  const LoopCosts lc(find_instruction(gpu, s.mfma, k.name), s.waves, gpu.cu.wave_size);
+  kp.mfma_flops = lc.unit.flops();
   const std::uint64_t bm = kp.inner_rows, bn = s.block_n, e = p.elem_bytes();
   const double q_tile = static_cast<double>(bm * p.head_dim_qk * e), do_tile = static_cast<double>(bm * p.head_dim_v * 2);
   const LoopDensity& d = s.loop;
@@ -263,9 +284,9 @@ KernelProgram backward_main(const Problem& p, const KernelSchedule& k, const Mas
   const std::uint32_t gemms = s.dq == DqMode::two_pass ? 4 : 5;
   backward_loop_ops(b, lc, d, p, bm, bn, true, q_tile + do_tile, gemms);
   const double lds_total = d.lds_read_per_tile_byte * (q_tile + do_tile);
-  b.op("dv_acc", Action::dv_acc, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_v), share(lds_total, gemms, 2)),
+  b.op("dv_acc", Action::dv_acc, Pipe::matrix, mfma_cost(lc.gemm(bn, p.head_dim_v, bm), share(lds_total, gemms, 2)),
        {"probs", "load_do"})
-      .op("dk_acc", Action::dk_acc, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_qk), share(lds_total, gemms, 3)),
+      .op("dk_acc", Action::dk_acc, Pipe::matrix, mfma_cost(lc.gemm(bn, p.head_dim_qk, bm), share(lds_total, gemms, 3)),
           {"ds", "load_q"})
       .carried("dv_acc", "dv_acc", 1)
       .carried("dk_acc", "dk_acc", 1)
@@ -273,7 +294,7 @@ KernelProgram backward_main(const Problem& p, const KernelSchedule& k, const Mas
       .carried("load_do", "dv_acc", static_cast<std::uint16_t>(s.stages));
   std::vector<std::string> last{"dv_acc", "dk_acc"};
   if (s.dq != DqMode::two_pass) {
-    b.op("dq_part", Action::dq_part, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_qk), share(lds_total, 5, 4)),
+    b.op("dq_part", Action::dq_part, Pipe::matrix, mfma_cost(lc.gemm(bm, p.head_dim_qk, bn), share(lds_total, 5, 4)),
          {"ds"});
     if (s.dq == DqMode::split) {
       b.op("store_dq_acc", Action::store_dq_acc, Pipe::memory, {}, {"dq_part"}, TensorId::dq_acc, RowsOf::inner);
@@ -307,8 +328,8 @@ KernelProgram backward_dq(const Problem& p, const KernelSchedule& k, const Mask&
   set_grid(kp, p, p.seqlen_q, s.dq_block_m, p.heads_q, s.grid, false);
   kp.inner_is_keys = true;
 
-  LoopCosts lc{&find_instruction(gpu, s.mfma, k.name), s.waves, gpu.cu.wave_size};
-  kp.mfma_flops = lc.mfma->flops();
+  const LoopCosts lc(find_instruction(gpu, s.mfma, k.name), s.waves, gpu.cu.wave_size);
+  kp.mfma_flops = lc.unit.flops();
   const std::uint64_t bm = s.dq_block_m, bn = s.dq_block_n, e = p.elem_bytes();
   const double k_tile = static_cast<double>(bn * p.head_dim_qk * e), v_tile = static_cast<double>(bn * p.head_dim_v * e);
   const LoopDensity& d = s.dq_loop;
@@ -325,7 +346,7 @@ KernelProgram backward_dq(const Problem& p, const KernelSchedule& k, const Mask&
       .op("load_v", Action::load_v, Pipe::memory, mem_cost(d.lds_write_per_tile_byte * v_tile), {}, TensorId::v, RowsOf::inner);
   backward_loop_ops(b, lc, d, p, bm, bn, false, k_tile + v_tile, 3);
   b.op("dq_acc", Action::dq_acc_local, Pipe::matrix,
-       mfma_cost(lc.gemm(bm, bn, p.head_dim_qk), share(d.lds_read_per_tile_byte * (k_tile + v_tile), 3, 2)),
+       mfma_cost(lc.gemm(bm, p.head_dim_qk, bn), share(d.lds_read_per_tile_byte * (k_tile + v_tile), 3, 2)),
        {"ds", "load_k"})
       .op("sync", Action::barrier, Pipe::sync, barrier_cost(d.barriers), {"dq_acc"})
       .carried("dq_acc", "dq_acc", 1)

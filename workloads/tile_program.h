@@ -39,7 +39,10 @@ enum class RowsOf : std::uint8_t { none, outer, inner };
 
 // Instruction counts one wave issues for the operation.
 struct OpCost {
-  std::uint32_t mfma = 0;      // matrix instructions of the kernel's shape
+  // Matrix work in the kernel's work units (arch::MatrixInstruction::work_unit: the instruction
+  // itself, or an N = n_step slice of a variable-N instruction).
+  std::uint32_t mfma = 0;
+  std::uint32_t mfma_issued = 0;  // matrix instructions issued when they are not `mfma` (variable N), else 0
   std::uint32_t valu = 0;      // VALU instructions, transcendentals excluded
   std::uint32_t trans = 0;     // transcendental instructions (exp)
   std::uint32_t mask_valu = 0; // extra VALU when the tile needs masking
@@ -51,7 +54,8 @@ struct OpCost {
   std::uint32_t issue_only = 0;
   // Pipe instructions and barriers (a body's critical path). Issue-only instructions are left out:
   // counted from a code object they include its s_barriers, which `barriers` counts already.
-  std::uint64_t instructions() const { return mfma + valu + trans + barriers; }
+  std::uint64_t instructions() const { return issued_mfma() + valu + trans + barriers; }
+  std::uint32_t issued_mfma() const { return mfma_issued ? mfma_issued : mfma; }
 };
 
 // A dependence on an operation `distance` iterations earlier (loop-carried).
