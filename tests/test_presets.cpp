@@ -128,6 +128,26 @@ TEST_CASE("fa3: a warpgroup MMA of any N in steps of 8 issues the tile's FLOPs w
   CHECK(aqk.issued_mfma() == 16);
 }
 
+TEST_CASE("fa2 and fa3 forward: the softmax's VALU and exp per iteration as counted from their source") {
+  // FA2-SRC / FA3-SRC: per score a max, an FFMA, an add and half a 16-bit pack (3.5), per O element
+  // a rescale multiply (d / kBlockN per score); per thread's row one exp2 for the running max; a
+  // causal tile's mask a compare and a select per score. Per warp (32 lanes) and iteration:
+  // fa3 128 x 176 over 8 MMA warps = 88 scores per lane: VALU 88 x 3.5 + 88 x 128 / 176 = 372,
+  // exp 88 + 2 (2 rows per thread), mask 176.
+  Problem p = d128(4096);
+  p.causal = false;
+  const OpCost fa3 = total(test::build(p, "fa3", Direction::fwd).kernels[0].body);
+  CHECK(fa3.valu == 372);
+  CHECK(fa3.trans == 90);
+  CHECK(fa3.mask_valu == 176);
+  // fa2 128 x 64 over 4 warps = 64 scores per lane: VALU 64 x (3.5 + 128 / 64) = 352, exp 64 + 4
+  // (4 rows per thread: 32 rows per warp in m16n8 fragments), mask 128.
+  const OpCost fa2 = total(test::build(p, "fa2", Direction::fwd).kernels[0].body);
+  CHECK(fa2.valu == 352);
+  CHECK(fa2.trans == 68);
+  CHECK(fa2.mask_valu == 128);
+}
+
 TEST_CASE("aiter-v3-a16 uses 16-bit dQ atomics and no convert kernel") {
   const auto pp = test::build(d128(1536), "aiter-v3-a16", Direction::bwd);
   REQUIRE(pp.kernels.size() == 3);

@@ -260,6 +260,19 @@ KernelSchedule fa2() {
   f.vgprs = 255;    // estimate
   f.lds_bytes = 49152;  // estimate (Q 128x128 + K, V 64x128, bf16)
   f.loop = borrowed(aiter_fwd_density(), "FlashAttention-2");
+  // The softmax's VALU and exp per score, counted from FlashAttention-2's source (FA2-SRC:
+  // csrc/flash_attn/src/softmax.h and mask.h), not aiter's (whose bf16 rounding takes 4-6 VALU per
+  // value where CUDA packs two in one cvt): per score one max (the row reduction), one FFMA
+  // (x * scale - max, fed to exp2f), one add (the row sum) and half a pack to 16 bits for P V;
+  // per O element one multiply (the rescale), d / kBlockN = 128 / 64 = 2 per score at d = 128.
+  // 1 + 1 + 1 + 0.5 + 2 = 5.5 per score and lane. Each thread holds 4 rows (32 rows per warp,
+  // m16n8 fragments), so 4 exp2 per warp and iteration rescale the running max. A causal tile's
+  // mask: a compare and a select per score.
+  f.loop.valu_per_score_lane = 5.5;
+  f.loop.extra_trans = 4;
+  f.loop.mask_valu_per_score_lane = 2.0;
+  f.loop.source = "VALU, exp and mask per score counted from FA2-SRC softmax.h and mask.h (d = 128, kBlockN = 64); "
+                  "the rest an estimate (aiter-v3 density)";
   f.prologue = borrowed(aiter_fwd_prologue(), "FlashAttention-2");
   f.epilogue = borrowed(aiter_fwd_epilogue(), "FlashAttention-2");
 
@@ -322,9 +335,17 @@ KernelSchedule fa3() {
   // over the K and V tiles' 88 KiB. (Causal problems' kBlockN=128 would give 0.3125; aiter's
   // per-wave density, 1.0, counted each warp reading the whole tiles.)
   k.fwd.loop.lds_read_per_tile_byte = (64.0 * 128 * 2 + 2 * 176.0 * 128 * 2) / (4 * 2 * 176.0 * 128 * 2);
+  // VALU and exp per score from FlashAttention-3's source (FA3-SRC: hopper/softmax.h and mask.h),
+  // the same count as FlashAttention-2's: max, FFMA, add and half a pack per score (3.5), and the O
+  // rescale, d / kBlockN = 128 / 176 per score at the non-causal tile (causal tiles' kBlockN 128
+  // would make it 1.0, 6 % more VALU); each thread holds 2 rows of its warpgroup's 64 (two exp2 per
+  // warp and iteration for the running max); a causal tile's mask a compare and a select per score.
+  k.fwd.loop.valu_per_score_lane = 3.5 + 128.0 / 176.0;
+  k.fwd.loop.extra_trans = 2;
+  k.fwd.loop.mask_valu_per_score_lane = 2.0;
   k.fwd.loop.source =
-      "LDS reads derived from warpgroup MMA semantics (WGMMA-GUIDE, FA-SCHED B4); the rest an estimate "
-      "(FlashAttention-3 code not read; aiter-v3 density)";
+      "LDS reads derived from warpgroup MMA semantics (WGMMA-GUIDE, FA-SCHED B4); VALU, exp and mask per score "
+      "counted from FA3-SRC softmax.h and mask.h (d = 128, kBlockN = 176); the rest an estimate (aiter-v3 density)";
   // The backward's, the same way (FA-SCHED B4, d128 non-causal: kBlockM 80, kBlockN 128, two MMA
   // warpgroups, SdP_swapAB, not dKV_swapAB, dQ_swapAB, atom layouts 1/2/1, so P and dS feed dV
   // and dK from registers): per iteration, S^T = K Q^T and dP^T = V dO^T each read K (or V, 32 KiB)
