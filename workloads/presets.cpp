@@ -271,8 +271,15 @@ KernelSchedule fa2() {
   f.loop.valu_per_score_lane = 5.5;
   f.loop.extra_trans = 4;
   f.loop.mask_valu_per_score_lane = 2.0;
+  // Shared-memory traffic from the kernel's MMA layout (FA2-SRC flash_fwd_kernel.h with
+  // Flash_fwd_kernel_traits<128, 128, 64, 4>: 4 warps along M, Q not held in registers, P V with P
+  // from registers): per iteration each warp reads its 32 rows of Q (8 KiB) and the whole K and V
+  // tiles (16 KiB each), 160 KiB for 4 warps over the K and V tiles' 32 KiB: 1.25 per byte per
+  // wave; K and V are written once (cp.async), a quarter of the tiles per wave: 0.25.
+  f.loop.lds_read_per_tile_byte = 40.0 / 32.0;
+  f.loop.lds_write_per_tile_byte = 8.0 / 32.0;
   f.loop.source = "VALU, exp and mask per score counted from FA2-SRC softmax.h and mask.h (d = 128, kBlockN = 64); "
-                  "the rest an estimate (aiter-v3 density)";
+                  "LDS bytes from its MMA layout; the rest an estimate (aiter-v3 density)";
   f.prologue = borrowed(aiter_fwd_prologue(), "FlashAttention-2");
   f.epilogue = borrowed(aiter_fwd_epilogue(), "FlashAttention-2");
 
@@ -290,6 +297,22 @@ KernelSchedule fa2() {
   b.vgprs = 255;
   b.lds_bytes = 147456;  // "smem >= 144 KB" selects these traits
   b.loop = borrowed(aiter_bwd_density(false), "FlashAttention-2");
+  // Per score, from FA2-SRC flash_bwd_kernel.h: P recomputed as exp2f of an FFMA with the row's LSE
+  // (1 VALU, 1 exp; no running max, so no exp per row), dS = P (dP - D) (2), and P and dS packed to
+  // 16 bits for the dV, dK and dQ MMAs (0.5 each): 4 per score and lane; a causal tile's mask a
+  // compare and a select. Shared memory from the MMA layouts (Flash_bwd_kernel_traits<128, 64, 128,
+  // 8, 2, 4, 2>: 8 warps, S and dP over 2 x 4 warps, dV and dK over 4 x 2, dQ over 2 x 4; every
+  // operand from shared memory): each warp reads its A rows and B columns, S = Q K^T and dP = dO V^T
+  // 4 x 64 x 128 + 2 x 128 x 128 elements each (128 KiB), dV = P^T dO and dK = dS^T Q 2 x 128 x 64 +
+  // 4 x 128 x 64 (96 KiB each), dQ = dS K as S (128 KiB): 576 KiB per iteration for 8 waves over the
+  // Q and dO tiles' 32 KiB, 2.25 per byte per wave; written: Q and dO (cp.async) and P and dS, 64 KiB,
+  // 0.25 per byte per wave.
+  b.loop.valu_per_score_lane = 4.0;
+  b.loop.mask_valu_per_score_lane = 2.0;
+  b.loop.lds_read_per_tile_byte = 576.0 / 8 / 32;
+  b.loop.lds_write_per_tile_byte = 64.0 / 8 / 32;
+  b.loop.source = "VALU, exp and mask per score counted from FA2-SRC flash_bwd_kernel.h; LDS bytes from its MMA layouts "
+                  "(d = 128, kBlockM 64, kBlockN 128, 8 warps); the rest an estimate (aiter-v3 density)";
   b.dq_loop = b.loop;
   b.prologue = borrowed(aiter_bwd_prologue(), "FlashAttention-2");
   b.epilogue = borrowed(aiter_bwd_epilogue(), "FlashAttention-2");
@@ -343,8 +366,10 @@ KernelSchedule fa3() {
   k.fwd.loop.valu_per_score_lane = 3.5 + 128.0 / 176.0;
   k.fwd.loop.extra_trans = 2;
   k.fwd.loop.mask_valu_per_score_lane = 2.0;
+  // The producer's TMA writes each K and V tile once: an eighth per MMA wave.
+  k.fwd.loop.lds_write_per_tile_byte = 1.0 / 8;
   k.fwd.loop.source =
-      "LDS reads derived from warpgroup MMA semantics (WGMMA-GUIDE, FA-SCHED B4); VALU, exp and mask per score "
+      "LDS bytes derived from warpgroup MMA semantics and TMA (WGMMA-GUIDE, FA-SCHED B4); VALU, exp and mask per score "
       "counted from FA3-SRC softmax.h and mask.h (d = 128, kBlockN = 176); the rest an estimate (aiter-v3 density)";
   // The backward's, the same way (FA-SCHED B4, d128 non-causal: kBlockM 80, kBlockN 128, two MMA
   // warpgroups, SdP_swapAB, not dKV_swapAB, dQ_swapAB, atom layouts 1/2/1, so P and dS feed dV
@@ -354,9 +379,14 @@ KernelSchedule fa3() {
   // each (an estimate: the warpgroups split the head dimension). 332 KiB for 8 waves, over the Q
   // and dO tiles' 40 KiB.
   k.bwd.loop.lds_read_per_tile_byte = (3 * 84.0 + 2 * 40.0) / (8 * 40.0);
+  // Written per iteration: Q and dO once each by TMA (40 KiB) and dS for the dQ MMA (80 x 128 x 2 B =
+  // 20 KiB; P stays in registers), 60 KiB for 8 waves over 40 KiB. VALU, exp and mask per score as
+  // FlashAttention-2's backward (fa2 above): the same recompute of P from the LSE and dS = P (dP - D).
+  k.bwd.loop.lds_write_per_tile_byte = 60.0 / 8 / 40;
   k.bwd.loop.source =
-      "LDS reads derived from warpgroup MMA semantics and FA3's backward layouts (WGMMA-GUIDE, FA-SCHED B4; "
-      "the dV/dK split an estimate); the rest an estimate (FlashAttention-3 code not read; aiter-v3 density)";
+      "LDS bytes derived from warpgroup MMA semantics and FA3's backward layouts (WGMMA-GUIDE, FA-SCHED B4; "
+      "the dV/dK split an estimate); VALU, exp and mask per score as FA2-SRC's backward (the same algorithm); "
+      "the rest an estimate (aiter-v3 density)";
   return k;
 }
 
