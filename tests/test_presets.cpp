@@ -90,11 +90,14 @@ TEST_CASE("fa3: a warpgroup MMA reads its shared-memory operands once for its fo
   REQUIRE(pp.kernels[0].inner_rows == 176);
   CHECK(total(pp.kernels[0].body).lds_read == 26624);
   // Backward (kBlockM 80, kBlockN 128, two warpgroups; P and dS from registers for dV and dK):
-  // S^T, dP^T and dQ^T read 84 KiB each, dV and dK 40 KiB each: 332 KiB per iteration for 8 waves.
+  // S^T, dP^T and dQ^T read 84 KiB each, dV and dK 40 KiB each, and the TMA reads dQ's 40 KiB of
+  // partial sums back (FA3-SRC): 372 KiB per iteration for 8 waves. Written: Q and dO (40 KiB), dS
+  // (20 KiB) and dQ's partial sums (40 KiB), 100 KiB, charged on the loads.
   const auto bwd = test::build(p, "fa3", Direction::bwd);
   const auto& main = bwd.kernels.at(2);
   REQUIRE(main.kind == KernelKind::bwd_main);
-  CHECK(static_cast<double>(total(main.body).lds_read) == doctest::Approx(332.0 * 1024 / 8).epsilon(0.001));
+  CHECK(static_cast<double>(total(main.body).lds_read) == doctest::Approx(372.0 * 1024 / 8).epsilon(0.001));
+  CHECK(static_cast<double>(total(main.body).lds_write) * main.waves == doctest::Approx(100.0 * 1024).epsilon(0.001));
 }
 
 TEST_CASE("fa3: a warpgroup MMA of any N in steps of 8 issues the tile's FLOPs without padding to N = 256") {
@@ -146,6 +149,28 @@ TEST_CASE("fa2 and fa3 forward: the softmax's VALU and exp per iteration as coun
   CHECK(fa2.valu == 352);
   CHECK(fa2.trans == 68);
   CHECK(fa2.mask_valu == 128);
+  // fa2's shared memory from its MMA layout (4 warps along M, Q read from shared memory, P from
+  // registers): each warp reads 32 rows of Q and the whole K and V tiles, 8 + 16 + 16 = 40 KiB.
+  CHECK(fa2.lds_read == 40 * 1024);
+}
+
+TEST_CASE("fa2 backward: VALU per score from its source and shared-memory reads from its MMA layouts") {
+  // FA2-SRC flash_bwd_kernel.h, d = 128, kBlockM 64, kBlockN 128, 8 warps: 64 x 128 / 8 = 1024 scores
+  // per warp = 32 per lane. VALU 4 per score and lane (P's FFMA, dS's two, two halves of a pack): 128;
+  // one exp per score: 32. Shared-memory reads per iteration: S and dP 128 KiB each (2 x 4 warps), dV
+  // and dK 96 KiB each (4 x 2), dQ 128 KiB (2 x 4): 576 KiB, 72 KiB per wave.
+  Problem p = d128(4096);
+  p.causal = false;
+  const auto bwd = test::build(p, "fa2", Direction::bwd);
+  const KernelProgram* main = nullptr;
+  for (const auto& k : bwd.kernels) {
+    if (k.kind == KernelKind::bwd_main) main = &k;
+  }
+  REQUIRE(main != nullptr);
+  const OpCost c = total(main->body);
+  CHECK(c.valu == 128);
+  CHECK(c.trans == 32);
+  CHECK(c.lds_read == 72 * 1024);
 }
 
 TEST_CASE("aiter-v3-a16 uses 16-bit dQ atomics and no convert kernel") {

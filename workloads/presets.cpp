@@ -378,11 +378,16 @@ KernelSchedule fa3() {
   // same, 84 KiB; dV and dK read dO and Q as their shared-memory operand in both warpgroups, 40 KiB
   // each (an estimate: the warpgroups split the head dimension). 332 KiB for 8 waves, over the Q
   // and dO tiles' 40 KiB.
-  k.bwd.loop.lds_read_per_tile_byte = (3 * 84.0 + 2 * 40.0) / (8 * 40.0);
-  // Written per iteration: Q and dO once each by TMA (40 KiB) and dS for the dQ MMA (80 x 128 x 2 B =
-  // 20 KiB; P stays in registers), 60 KiB for 8 waves over 40 KiB. VALU, exp and mask per score as
-  // FlashAttention-2's backward (fa2 above): the same recompute of P from the LSE and dS = P (dP - D).
-  k.bwd.loop.lds_write_per_tile_byte = 60.0 / 8 / 40;
+  // dQ's partial sums (kBlockM x d fp32 = 40 KiB per iteration) go through shared memory: the MMA
+  // warpgroups write them and the producer's TMA reduce-adds them to the fp32 accumulator in global
+  // memory (FA3-SRC mainloop_bwd_sm90_tma_gmma_ws.hpp, SM90_BULK_REDUCE_ADD for d < 256): 40 KiB more
+  // read per iteration, 372 KiB in all.
+  k.bwd.loop.lds_read_per_tile_byte = (3 * 84.0 + 2 * 40.0 + 40.0) / (8 * 40.0);
+  // Written per iteration: Q and dO once each by TMA (40 KiB), dS for the dQ MMA (80 x 128 x 2 B =
+  // 20 KiB; P stays in registers) and dQ's partial sums (40 KiB), 100 KiB for 8 waves over 40 KiB.
+  // VALU, exp and mask per score as FlashAttention-2's backward (fa2 above): the same recompute of P
+  // from the LSE and dS = P (dP - D).
+  k.bwd.loop.lds_write_per_tile_byte = 100.0 / 8 / 40;
   k.bwd.loop.source =
       "LDS bytes derived from warpgroup MMA semantics and FA3's backward layouts (WGMMA-GUIDE, FA-SCHED B4; "
       "the dV/dK split an estimate); VALU, exp and mask per score as FA2-SRC's backward (the same algorithm); "
