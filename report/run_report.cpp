@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "arch/clock_model.h"
 #include "report/text_table.h"
 #include "workloads/analytic.h"
 
@@ -74,6 +75,11 @@ json kernel_json(const arch::GpuSpec& gpu, const sim::KernelResult& k) {
                 {"power_w", k.power_w},
                 {"matrix_activity", k.matrix_activity},
                 {"hbm_activity", k.hbm_activity}};
+  // Each XCD's clock at the controller's mean (clock.xcd_spread): what per-XCD clock readings such
+  // as hipBLASLt's per-XCD medians compare with.
+  json xcd_mhz = json::array();
+  for (std::uint32_t x = 0; x < gpu.dispatch.xcds_per_partition; ++x) xcd_mhz.push_back(arch::xcd_clock(gpu, x, k.clock_hz) / 1e6);
+  j["clock"]["xcd_mhz"] = std::move(xcd_mhz);
   const json u = utilisation(gpu, k);
   j["utilisation"] = u;
   const double exec = static_cast<double>(k.end - k.start);

@@ -168,6 +168,28 @@ TEST_CASE("each kernel's reported clock is a time average within the clocks it r
   }
 }
 
+TEST_CASE("each kernel reports its XCDs' clocks: the spread around the controller's and none above the maximum") {
+  // clock.xcd_spread 0.03 on MI300X: XCD i of 8 at 1 + 0.03 x (1/2 - i/7) of the controller's clock,
+  // capped at 2100 MHz; pinned at 1.5 GHz, XCD 0 runs at 1.5 x 1.015 = 1522.5 MHz and XCD 7 at
+  // 1.5 x 0.985 = 1477.5 MHz. An H100 (one die, no spread) reports its one clock.
+  const Run pinned = run_attnsim("run --json --direction fwd --set clock.engine=1.5GHz " + std::string(kSmall));
+  REQUIRE(pinned.exit_code == 0);
+  const auto xcd = nlohmann::json::parse(pinned.out)["kernels"][0]["clock"]["xcd_mhz"];
+  REQUIRE(xcd.size() == 8);
+  CHECK(xcd[0].get<double>() == doctest::Approx(1522.5));
+  CHECK(xcd[7].get<double>() == doctest::Approx(1477.5));
+  const Run modelled = run_attnsim("run --json --direction fwd " + std::string(kSmall));
+  REQUIRE(modelled.exit_code == 0);
+  for (const auto& k : nlohmann::json::parse(modelled.out)["kernels"]) {
+    for (const auto& mhz : k["clock"]["xcd_mhz"]) CHECK(mhz.get<double>() <= 2100 + 1e-6);
+  }
+  const Run h100 = run_attnsim("run --json --arch h100 --kernel fa2 --direction fwd --batch 1 --heads 8:2 --seqlen 512 --causal");
+  REQUIRE(h100.exit_code == 0);
+  const auto k0 = nlohmann::json::parse(h100.out)["kernels"][0]["clock"];
+  REQUIRE(k0["xcd_mhz"].size() == 1);
+  CHECK(k0["xcd_mhz"][0].get<double>() == doctest::Approx(k0["engine_mhz"].get<double>()));
+}
+
 TEST_CASE("run --trace writes a Chrome trace with a span per workgroup and bandwidth counters") {
   const auto path = (std::filesystem::temp_directory_path() / "attnsim_trace_test.json").string();
   const Run r = run_attnsim("run --json --direction fwd --trace " + path + " " + kSmall);
