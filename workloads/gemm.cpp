@@ -124,8 +124,9 @@ PassPrograms build_gemm(const GemmShape& s, const GemmTiling& t, const arch::Gpu
   const std::uint64_t stage_bytes = slice_bytes / kp.waves;
   const std::uint64_t operand_half = static_cast<std::uint64_t>(wave_m + wave_n) * (t.tile_k / 2) * e;
   OpCost mma;
-  mma.mfma = static_cast<std::uint32_t>(2.0 * wave_m * wave_n * (t.tile_k / 2) / unit.flops());
-  if (mfma->n_step) mma.mfma_issued = static_cast<std::uint32_t>(2.0 * wave_m * wave_n * (t.tile_k / 2) / mfma->flops());
+  const double half_slice_flops = 2.0 * wave_m * wave_n * (t.tile_k / 2);  // one wave's block, half a K slice
+  mma.mfma = static_cast<std::uint32_t>(half_slice_flops / unit.flops());
+  if (mfma->n_step) mma.mfma_issued = static_cast<std::uint32_t>(half_slice_flops / mfma->flops());
   OpCost barrier;
   barrier.barriers = 1;
   BodyBuilder body("gemm loop");
