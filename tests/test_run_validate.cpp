@@ -180,7 +180,8 @@ TEST_CASE("each kernel reports its XCDs' clocks: the spread around the controlle
   CHECK(xcd[7].get<double>() == doctest::Approx(1477.5));
   const Run modelled = run_attnsim("run --json --direction fwd " + std::string(kSmall));
   REQUIRE(modelled.exit_code == 0);
-  for (const auto& k : nlohmann::json::parse(modelled.out)["kernels"]) {
+  const auto report = nlohmann::json::parse(modelled.out);  // held: the loop ranges over a part of it
+  for (const auto& k : report["kernels"]) {
     for (const auto& mhz : k["clock"]["xcd_mhz"]) CHECK(mhz.get<double>() <= 2100 + 1e-6);
   }
   const Run h100 = run_attnsim("run --json --arch h100 --kernel fa2 --direction fwd --batch 1 --heads 8:2 --seqlen 512 --causal");
