@@ -143,8 +143,7 @@ class KernelRun {
  public:
   KernelRun(const arch::GpuSpec& gpu, MemoryPath& memory, const PassPrograms& pp, const KernelProgram& kp,
             double clock_hz, const EngineOptions& options)
-      : gpu_(gpu), memory_(memory), engine_(clock_hz), options_(options), mfma_unit_(work_unit_of(gpu, kp)),
-        mfma_(mfma_unit_ ? &*mfma_unit_ : nullptr) {
+      : gpu_(gpu), memory_(memory), engine_(clock_hz), options_(options), mfma_unit_(work_unit_of(gpu, kp)) {
     shape_.pp = &pp;
     shape_.kp = &kp;
     const std::uint32_t simds = gpu.cu.simds;
@@ -295,7 +294,7 @@ class KernelRun {
     fast_forward_.extrapolate(r, r.simds, clock_time_);
     end += r.end - before;
     r.clock_hz = end > r.start ? clock_time_ / static_cast<double>(end - r.start) : engine_.hz();
-    r.mfma_flops = static_cast<double>(r.mfma_instructions) * (mfma_ ? mfma_->flops() : 0.0);
+    r.mfma_flops = static_cast<double>(r.mfma_instructions) * (mfma_unit_ ? mfma_unit_->flops() : 0.0);
     events_ = queue_.scheduled();
     return r;
   }
@@ -304,6 +303,8 @@ class KernelRun {
 
  private:
   void wake(std::uint32_t slot, std::uint32_t lane, Tick t) { queue_.schedule(t, 0, slot, 2 + lane); }
+  // The kernel's matrix work unit, or null for a kernel without matrix work.
+  const arch::MatrixInstruction* mfma() const { return mfma_unit_ ? &*mfma_unit_ : nullptr; }
 
   // The workgroup id XCD `x` starts n-th: ids go to XCDs round-robin from dispatch.first_xcd.
   std::uint64_t workgroup_of(std::uint32_t x, std::uint64_t n) const {
@@ -456,7 +457,7 @@ class KernelRun {
     for (const ComputeUnit& cu : cus_) matrix += cu.matrix_busy();
     std::uint64_t hbm = 0;
     for (const auto& c : per_xcd_) hbm += c.hbm_read_bytes + c.hbm_write_bytes;
-    const arch::Activity a = measured_activity(gpu_, mfma_, matrix - control_matrix_, hbm - control_hbm_, now - control_start_);
+    const arch::Activity a = measured_activity(gpu_, mfma(), matrix - control_matrix_, hbm - control_hbm_, now - control_start_);
     clock_time_ += engine_.hz() * static_cast<double>(now - control_start_);
     control_start_ = now;
     control_matrix_ = matrix;
@@ -479,7 +480,7 @@ class KernelRun {
     pipes_.resize(xcds_);
     for (std::uint32_t x = 0; x < xcds_; ++x) {
       const double xcd_hz = arch::xcd_clock(gpu_, x, hz);
-      pipes_[x] = PipeCosts(gpu_, mfma_, Clock(xcd_hz));
+      pipes_[x] = PipeCosts(gpu_, mfma(), Clock(xcd_hz));
       for (std::uint32_t c = x * cus_per_xcd_; c < (x + 1) * cus_per_xcd_ && c < cus_.size(); ++c) cus_[c].set_clock(xcd_hz);
     }
     memory_.set_engine_clock(hz);
@@ -801,7 +802,6 @@ class KernelRun {
   const EngineOptions& options_;
   KernelShape shape_;
   std::optional<arch::MatrixInstruction> mfma_unit_;  // the unit OpCost::mfma counts
-  const arch::MatrixInstruction* mfma_ = nullptr;     // &*mfma_unit_, or null
   std::vector<PipeCosts> pipes_;  // per XCD, at its clock
   EventQueue queue_;
   std::vector<ComputeUnit> cus_;
