@@ -133,19 +133,23 @@ TEST_CASE("matrix instructions are checked field by field and against the dtype'
 TEST_CASE("a variable-N matrix instruction's step must divide N and leave whole cycles per slice") {
   const std::string h100 = test::shipped_config_text("h100");
   CHECK(load_error(h100) == "");
-  const std::string f16 = "dtype = \"fp16\", m = 64, n = 256, k = 16, blocks = 1, simds = 4, cycles = 128, valu_coexec_cycles = 128, n_step = 8 },  # src: derived (524288 FLOP at 4096 FLOP/clk/SM;";
-  const std::string uneven = edited(h100, f16, "dtype = \"fp16\", m = 64, n = 256, k = 16, blocks = 1, simds = 4, cycles = 128, valu_coexec_cycles = 128, n_step = 24 },  # src: derived (524288 FLOP at 4096 FLOP/clk/SM;");
+  // The H100 config with its fp16 wgmma's n_step set to `step`.
+  const auto with_step = [&](const std::string& step) {
+    const std::string entry = "dtype = \"fp16\", m = 64, n = 256, k = 16, blocks = 1, simds = 4, cycles = 128, "
+                              "valu_coexec_cycles = 128, n_step = ";
+    return edited(h100, entry + "8 },", entry + step + " },");
+  };
+  const std::string uneven = with_step("24");
   const std::string msg = load_error(uneven);
   CHECK(msg.find("key 'cu.matrix.instructions': field 'n_step': 24 must divide n (256) and leave whole cycles per slice") !=
         std::string::npos);
   CHECK(msg.rfind("cfg.toml:" + std::to_string(line_of(uneven, "  { name = \"wgmma.m64n256k16.f32.f16\"")) + ":", 0) == 0);
-  const std::string zero = edited(h100, f16, "dtype = \"fp16\", m = 64, n = 256, k = 16, blocks = 1, simds = 4, cycles = 128, valu_coexec_cycles = 128, n_step = 0 },  # src: derived (524288 FLOP at 4096 FLOP/clk/SM;");
-  CHECK(load_error(zero).find("field 'n_step': expected an integer in [1, n = 256], got the integer 0") != std::string::npos);
+  CHECK(load_error(with_step("0")).find("field 'n_step': expected an integer in [1, n = 256], got the integer 0") !=
+        std::string::npos);
   // 128 cycles x 2 / 256 is one cycle per N = 2 slice: allowed; x 1 / 256 is not whole.
-  const std::string fine = edited(h100, f16, "dtype = \"fp16\", m = 64, n = 256, k = 16, blocks = 1, simds = 4, cycles = 128, valu_coexec_cycles = 128, n_step = 2 },  # src: derived (524288 FLOP at 4096 FLOP/clk/SM;");
-  CHECK(load_error(fine) == "");
-  const std::string fractional = edited(h100, f16, "dtype = \"fp16\", m = 64, n = 256, k = 16, blocks = 1, simds = 4, cycles = 128, valu_coexec_cycles = 128, n_step = 1 },  # src: derived (524288 FLOP at 4096 FLOP/clk/SM;");
-  CHECK(load_error(fractional).find("field 'n_step': 1 must divide n (256) and leave whole cycles per slice") != std::string::npos);
+  CHECK(load_error(with_step("2")) == "");
+  CHECK(load_error(with_step("1")).find("field 'n_step': 1 must divide n (256) and leave whole cycles per slice") !=
+        std::string::npos);
 }
 
 TEST_CASE("an unsupported schema version is rejected") {
