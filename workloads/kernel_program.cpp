@@ -59,14 +59,15 @@ struct LoopCosts {
   // (Hopper's wgmma) takes N = n rounded up to its step, at most its n; each instruction is issued by
   // every wave of the group of `simds` waves that executes it together (a warpgroup).
   MatrixCount gemm(std::uint64_t m, std::uint64_t n, std::uint64_t k) const {
+    const std::uint64_t gemm_flops = 2 * m * n * k;
     MatrixCount c;
-    c.work = static_cast<std::uint32_t>(ceil_div(ceil_div(2 * m * n * k, static_cast<std::uint64_t>(unit.flops())), waves));
+    c.work = static_cast<std::uint32_t>(ceil_div(ceil_div(gemm_flops, static_cast<std::uint64_t>(unit.flops())), waves));
     if (mfma->n_step == 0) return c;
     const std::uint64_t step = mfma->n_step;
     const std::uint64_t width = std::min<std::uint64_t>(mfma->n, ceil_div(n, step) * step);
     const std::uint64_t flops = 2 * std::uint64_t{mfma->m} * width * mfma->k * mfma->blocks;
     const std::uint64_t groups = std::max<std::uint64_t>(1, waves / mfma->simds);
-    c.issued = static_cast<std::uint32_t>(ceil_div(ceil_div(2 * m * n * k, flops), groups));
+    c.issued = static_cast<std::uint32_t>(ceil_div(ceil_div(gemm_flops, flops), groups));
     return c;
   }
 };
