@@ -30,6 +30,7 @@ using workloads::WorkgroupCursor;
 namespace {
 
 constexpr Tick kUnknown = std::numeric_limits<Tick>::max();
+constexpr std::uint32_t kNoSlot = std::numeric_limits<std::uint32_t>::max();
 constexpr std::uint32_t kControl = 0, kFinish = 1;  // event kinds; 2 + lane wakes a lane
 // Loop iterations are batched (EngineOptions::loop_batch) only in kernels whose grid fills at least
 // kBatchRounds rounds of the GPU and whose full pass spans at least kBatchMinSteps batches
@@ -77,6 +78,12 @@ struct Resident {
   Tick phase_start = 0, join_time = 0, max_finish = 0, start = 0;
   std::vector<Finish> table;       // finish times: [prologue | epilogue | loop ring slot] x op x lane
   std::vector<std::int64_t> ring;  // iteration held by each loop ring slot
+  Tick ahead_finish = 0;  // the latest finish of the ops a producer issued ahead of the current phase
+  // Persistent kernels (KernelProgram::persistent): `gated` while the workgroup whose CU slot this
+  // one took has not retired (its wave groups issue nothing); `handed_off` once this one has given
+  // its slot to the next; `successor`: the workgroup gated on this one (kNoSlot: none).
+  bool gated = false, handed_off = false;
+  std::uint32_t successor = kNoSlot;
 };
 
 // Static facts of the kernel being run, shared by its workgroups.
@@ -238,7 +245,10 @@ class KernelRun {
     apply_clock(engine_.hz());  // each XCD's CUs, pipe costs and L2 at its own clock
     next_simd_.assign(cus_.size(), 0);
     residents_.clear();
-    residents_.resize(std::min<std::uint64_t>(r.workgroups, cus_.size() * per_cu_));
+    // A persistent kernel's CU holds a workgroup that has handed its slot on and the one that took it.
+    const std::uint64_t per_slot = kp.persistent ? 2 : 1;
+    residents_.resize(std::min<std::uint64_t>(r.workgroups, cus_.size() * per_cu_ * per_slot));
+    awaiting_.assign(cus_.size(), {});
     free_.clear();
     for (std::size_t i = residents_.size(); i-- > 0;) free_.push_back(static_cast<std::uint32_t>(i));
     for (Resident& s : residents_) {
@@ -371,8 +381,16 @@ class KernelRun {
     s.arrived = s.joined = 0;
     s.phase_start = s.max_finish = s.start = now;
     s.join_time = 0;
+    s.ahead_finish = 0;
     std::fill(s.table.begin(), s.table.end(), kNotIssued);
     std::fill(s.ring.begin(), s.ring.end(), -1);
+    s.gated = s.handed_off = false;
+    s.successor = kNoSlot;
+    if (!awaiting_[cu].empty()) {  // the slot of a workgroup still finishing: compute after it retires
+      residents_[awaiting_[cu].front()].successor = slot;
+      awaiting_[cu].erase(awaiting_[cu].begin());
+      s.gated = true;
+    }
     ++dispatched_;
     fast_forward(now);
     for (std::uint32_t l = 0; l < shape_.lanes; ++l) {
@@ -494,10 +512,39 @@ class KernelRun {
     }
     --active_;
     result_->resident_time += now - s.start;
-    --cus_[s.cu].resident;
+    if (s.handed_off) {
+      std::vector<std::uint32_t>& a = awaiting_[s.cu];
+      a.erase(std::remove(a.begin(), a.end(), slot), a.end());
+    } else {
+      --cus_[s.cu].resident;
+    }
     free_.push_back(slot);
     last_end_ = std::max(last_end_, now);
+    if (s.successor != kNoSlot) release_successor(s.successor, now);
     dispatch(s.xcd, now);
+  }
+
+  // Persistent kernels: the workgroup in `slot` has issued all its loads (its producer moves on to
+  // the next tile), so it gives its CU slot to the next workgroup, whose loads may start now and
+  // whose compute waits until this one retires. Only once (and not while it waits itself): a CU
+  // holds at most one workgroup finishing and the one that took its slot.
+  void hand_off(std::uint32_t slot, Resident& s, Tick now) {
+    if (!shape_.kp->persistent || s.gated || s.handed_off) return;
+    s.handed_off = true;
+    --cus_[s.cu].resident;
+    awaiting_[s.cu].push_back(slot);
+    dispatch(s.xcd, now);
+  }
+
+  // The workgroup the one in `slot` waited on has retired: its wave groups issue from `now` on.
+  void release_successor(std::uint32_t slot, Tick now) {
+    Resident& s = residents_[slot];
+    s.gated = false;
+    for (std::uint32_t g = kFirstGroupLane; g < shape_.lanes; ++g) {
+      s.lanes[g].released = std::max(s.lanes[g].released, now);
+      wake(slot, g, now);
+    }
+    if (s.lanes[kLoadLane].exhausted) hand_off(slot, s, now);
   }
 
   // Where the finish of `op` (of `body`, `iteration`) issued by lane `lane` is kept in a
@@ -598,7 +645,8 @@ class KernelRun {
     for (std::uint32_t g = first_lane; g <= last_lane; ++g) *entry(s, op.body, op.iteration, op.index, g, true) = finish;
     const std::size_t first = entry_index(op.body, op.iteration, op.index, first_lane);
     const std::size_t last = first + (last_lane - first_lane);
-    s.max_finish = std::max(s.max_finish, finish.time);
+    Tick& latest = phase_of(op) == s.phase ? s.max_finish : s.ahead_finish;
+    latest = std::max(latest, finish.time);
     for (std::uint32_t l = 0; l < shape_.lanes; ++l) {
       Lane& w = s.lanes[l];
       if (w.waiting && w.awaited >= first && w.awaited <= last) {
@@ -611,10 +659,12 @@ class KernelRun {
   // Lane `l` of the workgroup in `slot` issues what it can at `now`.
   void step(std::uint32_t slot, Resident& s, std::uint32_t l, Tick now) {
     Lane& lane = s.lanes[l];
+    if (s.gated && l >= kFirstGroupLane) return;  // woken again when the predecessor retires
     for (;;) {
       if (!lane.has_pending) {
         if (!lane.cursor->next(lane.pending)) {
           lane.exhausted = true;
+          if (l == kLoadLane) hand_off(slot, s, now);
           arrive(slot, s, l, now);
           return;
         }
@@ -623,8 +673,10 @@ class KernelRun {
       }
       const TileOp& op = lane.pending;
       if (phase_of(op) != s.phase) {
+        const bool ahead = runs_ahead(s, l, op);
         arrive(slot, s, l, now);
-        return;
+        // Every lane is woken when the next phase starts; a producer issues on meanwhile.
+        if (!ahead || phase_of(op) == s.phase) return;
       }
       Tick ready = lane.ready;
       FinishCause waited_on = lane.ready_cause;
@@ -685,16 +737,40 @@ class KernelRun {
       }
       return;
     }
+    // A new phase: the finish times of the last one are covered by phase_start (every dependence
+    // on them is met), and a new pass numbers its iterations from 0 again. Only the ending body's
+    // entries are cleared: a producer may have issued the next phase's loads already (runs_ahead),
+    // and the other bodies' entries were cleared when their phases ended.
+    clear_body(s, static_cast<std::uint8_t>(s.phase % 3));
     ++s.phase;
     s.arrived = 0;
-    // A new phase: the finish times of the last one are covered by phase_start (every dependence
-    // on them is met), and a new pass numbers its iterations from 0 again.
-    std::fill(s.table.begin(), s.table.end(), kNotIssued);
-    std::fill(s.ring.begin(), s.ring.end(), -1);
     s.phase_start = std::max(s.max_finish, now);
+    s.max_finish = std::max(s.phase_start, s.ahead_finish);
+    s.ahead_finish = 0;
     for (std::uint32_t i = 0; i < shape_.lanes; ++i) {
       s.lanes[i].at_phase = false;
       wake(slot, i, s.phase_start);
+    }
+  }
+
+  // Whether lane `l` may issue `op` before the workgroup's current phase ends: the producer waves of
+  // a kernel that has them (KernelProgram::load_waves) load a pass's loop tiles while its compute
+  // waves are still in the pass's prologue (they wait on buffers, the loop's carried dependences,
+  // not on the compute waves' progress).
+  bool runs_ahead(const Resident& s, std::uint32_t l, const TileOp& op) const {
+    return l == kLoadLane && shape_.kp->load_waves > 0 && op.body == 1 && phase_of(op) == s.phase + 1 && s.phase % 3 == 0;
+  }
+
+  // Clears the finish times of one body's operations (a loop's ring with them).
+  void clear_body(Resident& s, std::uint8_t body) {
+    const auto fill = [&](std::size_t from, std::size_t to) {
+      std::fill(s.table.begin() + static_cast<std::ptrdiff_t>(from), s.table.begin() + static_cast<std::ptrdiff_t>(to), kNotIssued);
+    };
+    if (body == 0) fill(shape_.pro_offset, shape_.epi_offset);
+    if (body == 2) fill(shape_.epi_offset, shape_.loop_offset);
+    if (body == 1) {
+      fill(shape_.loop_offset, shape_.table_size);
+      std::fill(s.ring.begin(), s.ring.end(), -1);
     }
   }
 
@@ -808,6 +884,7 @@ class KernelRun {
   std::vector<std::uint32_t> next_simd_;
   std::vector<Resident> residents_;
   std::vector<std::uint32_t> free_;
+  std::vector<std::vector<std::uint32_t>> awaiting_;  // per CU: persistent workgroups that handed off, no successor yet
   std::vector<std::uint64_t> next_of_xcd_;  // workgroups each XCD started (and fast-forward skipped)
   std::uint64_t next_id_ = 0;               // round_robin_blocking: the next id the dispatcher hands out
   std::vector<TrafficCounters> per_xcd_;

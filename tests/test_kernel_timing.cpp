@@ -113,6 +113,61 @@ TEST_CASE("fa3 on H100: the matrix work issued is the tile's FLOPs and takes the
   CHECK(static_cast<double>(r.kernels[0].busy.matrix) == doctest::Approx(flops / 1024 / 1.5e9 * 1e12).epsilon(1e-4));
 }
 
+namespace {
+// An H100 cut to one SM whose memory is so slow that a kernel's time counts its round trips to HBM:
+// each 100 us more than an L2 hit, with a window of outstanding lines wide enough for any tile (so
+// the loads are latency-bound, not window-bound).
+const arch::GpuSpec& one_sm_slow_memory_h100() {
+  return test::gpu_with("h100", {"clock.engine=1.5GHz", "clock.xcd_spread=0", "hbm.latency=100us",
+                                 "cu.memory_inflight_lines=65536", "chip.cus_per_xcd=1"});
+}
+
+Problem fa3_heads(std::uint64_t n) {
+  Problem p = heads(1, n);
+  p.causal = false;
+  p.dtype = Dtype::fp16;
+  return p;
+}
+}  // namespace
+
+TEST_CASE("a producer's loop loads overlap its prologue: a lone fa3 workgroup waits one round trip to memory and not two") {
+  // N = 128: one query block and one key block (a single iteration). FA3's producer warpgroup loads
+  // Q, K and V at once; without producer waves (fwd.load_waves = 0) the loop's K and V loads wait
+  // for the prologue (Q's arrival and the setup): a second round trip of 100 us.
+  const Problem p = fa3_heads(128);
+  const auto& gpu = one_sm_slow_memory_h100();
+  const auto producer = run(test::build(p, "fa3,fwd.persistent=false", Direction::fwd), gpu);
+  const auto in_order = run(test::build(p, "fa3,fwd.persistent=false,fwd.load_waves=0", Direction::fwd), gpu);
+  REQUIRE(producer.kernels.at(0).workgroups == 1);
+  CHECK(in_order.kernels.at(0).time_us() - producer.kernels[0].time_us() == doctest::Approx(100.0).epsilon(0.01));
+  CHECK(producer.total.hbm_read_bytes == in_order.total.hbm_read_bytes);
+}
+
+TEST_CASE("a persistent kernel loads its next tile while the last one computes and saves a round trip per hand-off") {
+  // N = 256, one head: two workgroups (query blocks) on one SM reading the same K and V, which the
+  // second finds in the L2, so each has one round trip to HBM (its Q). Launched a CTA per tile, the
+  // second starts when the first retires and waits 100 us for its Q. Persistent, its producer loads
+  // Q, K and V as soon as the first has issued all its loads (at its start: two iterations fit the
+  // two stages), and only its compute waits for the first to retire.
+  const Problem p = fa3_heads(256);
+  const auto& gpu = one_sm_slow_memory_h100();
+  const auto per_tile = run(test::build(p, "fa3,fwd.persistent=false", Direction::fwd), gpu);
+  const auto persistent = run(test::build(p, "fa3", Direction::fwd), gpu, true);
+  const sim::KernelResult& k = persistent.kernels.at(0);
+  REQUIRE(k.workgroups == 2);
+  CHECK(per_tile.kernels.at(0).time_us() - k.time_us() == doctest::Approx(100.0).epsilon(0.01));
+  CHECK(per_tile.total.hbm_read_bytes == persistent.total.hbm_read_bytes);
+  CHECK(per_tile.total.tcc_req == persistent.total.tcc_req);
+  // The second workgroup is on the SM before the first retires, and its compute follows the
+  // first's: from the first's retirement to the kernel's last, at least one workgroup's matrix
+  // work on one sub-partition (the kernel's matrix busy time over 2 workgroups x 4 sub-partitions).
+  REQUIRE(k.spans.size() == 2);
+  auto spans = k.spans;
+  std::sort(spans.begin(), spans.end(), [](const auto& a, const auto& b) { return a.workgroup < b.workgroup; });
+  CHECK(spans[1].start < spans[0].end);
+  CHECK(static_cast<double>(k.last_retire - spans[0].end) >= static_cast<double>(k.busy.matrix) / 8);
+}
+
 TEST_CASE("kernel boundaries: each kernel launches when the previous ends plus the launch gap") {
   const auto gpu = mi300x();
   const auto r = run(test::build(heads(4, 1024), "aiter-v3", Direction::bwd), gpu);

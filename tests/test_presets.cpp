@@ -238,6 +238,27 @@ TEST_CASE("--kernel overrides fields and reports bad specs by name") {
   CHECK(spec_error("ck,fwd.tile=4").find("key 'fwd.tile': unknown schedule field; fields: fwd.block_m") !=
         std::string::npos);
   CHECK(spec_error("ck,bwd.dq=two_pass,bwd.dq_acc_fp32=false").find("key 'bwd.dq_acc_fp32'") != std::string::npos);
+  // A persistent kernel overlaps its tiles through producer waves; a kernel without them is refused.
+  CHECK(spec_error("ck,fwd.persistent=true") ==
+        "--kernel ck,fwd.persistent=true: error: key 'fwd.persistent': a persistent kernel needs producer waves "
+        "(fwd.load_waves > 0) to load its next tile");
+  CHECK(spec_error("fa3,bwd.load_waves=0,bwd.persistent=true").find("key 'bwd.persistent'") != std::string::npos);
+  CHECK(parse_kernel_spec("fa3,bwd.persistent=true").bwd.persistent);
+}
+
+TEST_CASE("fa3's forward is a persistent kernel and its backward is not (FA-SCHED B4)") {
+  // flash_fwd_launch_template.h: sm90 forward kernels use a persistent tile scheduler unless split;
+  // the backward's schedulers (SingleTileScheduler, SingleTileBwdLPTScheduler) launch a CTA per tile.
+  const KernelSchedule k = *preset("fa3");
+  CHECK(k.fwd.persistent);
+  CHECK_FALSE(k.bwd.persistent);
+  for (const auto& name : preset_names()) {
+    CAPTURE(name);
+    if (name != "fa3") CHECK_FALSE(preset(name)->fwd.persistent);
+  }
+  Problem p = d128(512);
+  CHECK(test::build(p, "fa3", Direction::fwd).kernels.at(0).persistent);
+  for (const auto& kp : test::build(p, "fa3", Direction::bwd).kernels) CHECK_FALSE(kp.persistent);
 }
 
 TEST_CASE("every preset names its sources") {

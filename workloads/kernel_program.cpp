@@ -164,6 +164,7 @@ KernelProgram looped_kernel(KernelKind kind, const Schedule& s, const Mask& mask
   kp.name = std::string(to_string(kind));
   kp.waves = s.waves;
   kp.load_waves = s.load_waves;
+  kp.persistent = s.persistent;
   kp.vgprs = s.vgprs;
   kp.lds_bytes = s.lds_bytes;
   kp.mfma = s.mfma;

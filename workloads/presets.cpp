@@ -331,6 +331,10 @@ KernelSchedule fa3() {
   k.fwd.waves = 8;            // 2 MMA warpgroups ...
   k.fwd.load_waves = 4;       // ... + 1 producer warpgroup = 384 threads
   k.fwd.stages = 2;
+  // Persistent on sm90 unless split (flash_fwd_launch_template.h, FA-SCHED B4): one CTA per SM
+  // loops over tiles, its producer loading the next tile's Q, K and V while the MMA warpgroups
+  // finish the last (FA3 paper Sec. 3.1). The backward's schedulers are single-tile (not persistent).
+  k.fwd.persistent = true;
   k.fwd.mfma = "wgmma.m64n256k16.f32.bf16";
   k.fwd.lds_bytes = 196608;   // estimate (Q + 2 stages of K and V, 128/176 x 128 bf16)
   // setmaxnreg: 240 registers per thread for the two MMA warpgroups, 24 for the producer

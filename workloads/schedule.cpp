@@ -189,6 +189,7 @@ const std::vector<Field>& fields() {
     t.push_back(uint_field("fwd.load_waves", ATTNSIM_SCHED(fwd.load_waves), 0, 64));
     t.push_back(uint_field("fwd.stages", ATTNSIM_SCHED(fwd.stages), 1, 8));
     t.push_back(bool_field("fwd.pair_tiles", ATTNSIM_SCHED(fwd.pair_tiles)));
+    t.push_back(bool_field("fwd.persistent", ATTNSIM_SCHED(fwd.persistent)));
     t.push_back(enum_field("fwd.grid", ATTNSIM_SCHED(fwd.grid), grids));
     t.push_back(uint_field("fwd.xcd_remap", ATTNSIM_SCHED(fwd.xcd_remap), 0, 64));
     t.push_back(text_field("fwd.mfma", ATTNSIM_SCHED(fwd.mfma)));
@@ -201,6 +202,7 @@ const std::vector<Field>& fields() {
     t.push_back(uint_field("bwd.load_waves", ATTNSIM_SCHED(bwd.load_waves), 0, 64));
     t.push_back(uint_field("bwd.stages", ATTNSIM_SCHED(bwd.stages), 1, 8));
     t.push_back(bool_field("bwd.pair_blocks", ATTNSIM_SCHED(bwd.pair_blocks)));
+    t.push_back(bool_field("bwd.persistent", ATTNSIM_SCHED(bwd.persistent)));
     t.push_back(enum_field("bwd.grid", ATTNSIM_SCHED(bwd.grid), grids));
     t.push_back(uint_field("bwd.xcd_remap", ATTNSIM_SCHED(bwd.xcd_remap), 0, 64));
     t.push_back(enum_field("bwd.dq", ATTNSIM_SCHED(bwd.dq), dqs));
@@ -287,6 +289,14 @@ void validate(const KernelSchedule& k, const std::string& origin) {
   if (k.bwd.block_n % k.bwd.waves != 0) {
     fail("bwd.block_n", std::to_string(k.bwd.block_n) + " key rows do not split evenly over " +
                             std::to_string(k.bwd.waves) + " waves");
+  }
+  // A persistent kernel overlaps its tiles through a producer that loads the next tile while the
+  // compute waves finish the last; without producer waves there is nothing to overlap with.
+  if (k.fwd.persistent && k.fwd.load_waves == 0) {
+    fail("fwd.persistent", "a persistent kernel needs producer waves (fwd.load_waves > 0) to load its next tile");
+  }
+  if (k.bwd.persistent && k.bwd.load_waves == 0) {
+    fail("bwd.persistent", "a persistent kernel needs producer waves (bwd.load_waves > 0) to load its next tile");
   }
   if (k.bwd.dq == DqMode::split && !k.bwd.dq_acc_fp32) {
     fail("bwd.dq_acc_fp32", "split dQ needs fp32 accumulator slices");

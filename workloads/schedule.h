@@ -84,6 +84,9 @@ struct FwdSchedule {
   std::uint32_t load_waves = 0;  // producer waves that only issue loads (FlashAttention-3's load warpgroup)
   std::uint32_t stages = 1;     // key/value tiles in flight (buffering depth)
   bool pair_tiles = false;      // with a mask, one workgroup takes Q tile t and tile T-1-t (aiter tg_div = 2)
+  // One workgroup per CU loops over tiles (a persistent kernel): its producer waves load the next
+  // tile while the compute waves finish the last one (FlashAttention-3 on sm90; docs/model.md).
+  bool persistent = false;
   GridOrder grid = GridOrder::blocks_first;
   std::uint32_t xcd_remap = 0;  // > 1: remap workgroup ids so consecutive blocks share one of this many XCDs
   std::string mfma;             // matrix instruction name, as in the arch config
@@ -106,6 +109,7 @@ struct BwdSchedule {
   std::uint32_t load_waves = 0;  // producer waves that only issue loads
   std::uint32_t stages = 1;
   bool pair_blocks = false;      // with a mask, one workgroup takes key block t and block T-1-t
+  bool persistent = false;       // the looped kernels (main, two-pass dQ) are persistent (as FwdSchedule::persistent)
   GridOrder grid = GridOrder::blocks_first;
   std::uint32_t xcd_remap = 0;   // > 1: remap workgroup ids so consecutive blocks share one of this many XCDs
   DqMode dq = DqMode::atomic;
