@@ -28,6 +28,13 @@ OpCost total(const CompiledBody& b) {
   }
   return t;
 }
+// A backward pass's main kernel (null if it has none).
+const KernelProgram* main_kernel(const PassPrograms& bwd) {
+  for (const auto& kp : bwd.kernels) {
+    if (kp.kind == KernelKind::bwd_main) return &kp;
+  }
+  return nullptr;
+}
 std::string spec_error(const std::string& spec) {
   try {
     parse_kernel_spec(spec);
@@ -162,10 +169,7 @@ TEST_CASE("fa2 backward: VALU per score from its source and shared-memory reads 
   Problem p = d128(4096);
   p.causal = false;
   const auto bwd = test::build(p, "fa2", Direction::bwd);
-  const KernelProgram* main = nullptr;
-  for (const auto& k : bwd.kernels) {
-    if (k.kind == KernelKind::bwd_main) main = &k;
-  }
+  const KernelProgram* main = main_kernel(bwd);
   REQUIRE(main != nullptr);
   const OpCost c = total(main->body);
   CHECK(c.valu == 128);
@@ -412,4 +416,56 @@ TEST_CASE("a batching workgroup cursor covers the iterations of the unbatched on
     for (std::size_t ps = 0; ps < masked_of_pass.size(); ++ps) CHECK(next_first[ps] == masked_of_pass[ps].size());
     CHECK(steps > 0);
   }
+}
+
+TEST_CASE("longest_first: sections of heads in turn with the heads fastest and the longest blocks first") {
+  // fa3 forward, causal, N = 256: two query blocks per head, the last one (two key blocks of 128)
+  // longer than the first (one). K and V of a head: 256 x (128 + 128) x 2 B = 128 KiB, so 256 KiB
+  // of L2 per section holds 2 heads; 3 heads make a section of 2 and a last one of 1.
+  Problem p = d128(256);
+  p.heads_q = p.heads_kv = 3;
+  p.causal = true;
+  const auto pp = test::build(p, "fa3,fwd.l2_section_bytes=262144", Direction::fwd);
+  const KernelProgram& kp = pp.kernels.at(0);
+  REQUIRE(kp.grid == GridOrder::longest_first);
+  CHECK(kp.section_heads == 2);
+  REQUIRE(kp.workgroups() == 6);
+  const std::vector<std::pair<std::uint64_t, std::uint64_t>> expected{{1, 0}, {1, 1}, {0, 0}, {0, 1}, {1, 2}, {0, 2}};
+  for (std::uint64_t id = 0; id < 6; ++id) {
+    CAPTURE(id);
+    CHECK(kp.grid_coord(id).block == expected[id].first);
+    CHECK(kp.grid_coord(id).head == expected[id].second);
+  }
+  // A dense grid has tiles of equal length: FA3 orders it blocks first (its static scheduler).
+  p.causal = false;
+  const auto dense = test::build(p, "fa3,fwd.l2_section_bytes=262144", Direction::fwd);
+  CHECK(dense.kernels.at(0).grid == GridOrder::blocks_first);
+}
+
+TEST_CASE("fa3's sections: the heads whose loop tensors fit its L2 share (tile_scheduler.hpp)") {
+  // Forward: 32 MiB for K and V; at N = 8192 a head's are 8192 x 256 x 2 B = 4 MiB: 8 heads.
+  Problem p = d128(8192);
+  p.heads_q = p.heads_kv = 16;
+  p.causal = true;
+  CHECK(test::build(p, "fa3", Direction::fwd).kernels.at(0).section_heads == 8);
+  // Grouped queries: FA3 (not packing GQA) widens the section by the query heads per KV head.
+  p.heads_kv = 4;
+  CHECK(test::build(p, "fa3", Direction::fwd).kernels.at(0).section_heads == 16);
+  // Backward: 40 MiB for Q, dO and the fp32 dQ accumulator, 4096 x (256 x 2 + 128 x 4) B = 4 MiB a
+  // head at N = 4096: 10 fit, 8 (a power of two) per section. Under the causal mask the first key
+  // block sees every query block, so it goes first.
+  p = d128(4096);
+  p.heads_q = p.heads_kv = 16;
+  p.causal = true;
+  const auto bwd = test::build(p, "fa3", Direction::bwd);
+  const KernelProgram* main = main_kernel(bwd);
+  REQUIRE(main != nullptr);
+  CHECK(main->section_heads == 8);
+  CHECK(main->grid_coord(0).block == 0);
+  CHECK(main->grid_coord(1).block == 0);
+  CHECK(main->grid_coord(1).head == 1);
+  CHECK(main->grid_coord(8).block == 1);
+  // Pairing orders a masked grid already: the two are refused together.
+  CHECK(spec_error("aiter-v3,fwd.grid=longest_first").find("key 'fwd.grid': longest_first orders single tiles") !=
+        std::string::npos);
 }

@@ -1,6 +1,7 @@
 #include "workloads/kernel_program.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 
@@ -156,6 +157,33 @@ void set_grid(KernelProgram& kp, const Problem& p, std::uint64_t rows, std::uint
   kp.group = p.group();
 }
 
+// GridOrder::longest_first under a mask (a dense grid is blocks_first, FA3's static order): the
+// outer blocks by descending loop work, equal work in block order, and sections of the heads x
+// batch whose loop tensors (`head_bytes` per grid head) fit `section_bytes`: the largest power of
+// two that fits, at least one, times `per_kv_head` (FA3's forward scales its sections by the query
+// heads per KV head, tile_scheduler.hpp); 0 bytes: one section of every head.
+void order_longest_first(KernelProgram& kp, const Mask& mask, std::uint64_t head_bytes, std::uint32_t section_bytes,
+                         std::uint32_t per_kv_head) {
+  if (mask.is_dense()) {
+    kp.grid = GridOrder::blocks_first;
+    return;
+  }
+  std::vector<std::uint64_t> work(kp.blocks);
+  for (std::uint64_t b = 0; b < kp.blocks; ++b) {
+    const std::uint64_t outer0 = b * kp.outer_rows;
+    work[b] = (kp.inner_is_keys ? mask.key_blocks(outer0, kp.outer_rows, kp.inner_rows)
+                                : mask.query_blocks(outer0, kp.outer_rows, kp.inner_rows))
+                  .size();
+  }
+  kp.block_order.resize(kp.blocks);
+  for (std::uint32_t b = 0; b < kp.blocks; ++b) kp.block_order[b] = b;
+  std::stable_sort(kp.block_order.begin(), kp.block_order.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return work[a] > work[b]; });
+  const std::uint64_t all = static_cast<std::uint64_t>(kp.heads) * kp.batch;
+  std::uint64_t fit = section_bytes == 0 ? all : std::max<std::uint64_t>(1, section_bytes / std::max<std::uint64_t>(1, head_bytes));
+  kp.section_heads = std::max<std::uint64_t>(1, std::min(all, std::bit_floor(fit) * (section_bytes == 0 ? 1 : per_kv_head)));
+}
+
 // The launch shape a looped kernel takes from its schedule (forward or backward).
 template <class Schedule>
 KernelProgram looped_kernel(KernelKind kind, const Schedule& s, const Mask& mask, std::uint32_t inner_rows) {
@@ -179,6 +207,10 @@ KernelProgram forward(const Problem& p, const KernelSchedule& k, const Mask& mas
   KernelProgram kp = looped_kernel(KernelKind::fwd, s, mask, k.fwd_block_n(p));
   set_grid(kp, p, p.seqlen_q, s.block_m, p.heads_q, s.grid, s.pair_tiles && !mask.is_dense());
   kp.inner_is_keys = true;
+  if (s.grid == GridOrder::longest_first) {
+    order_longest_first(kp, mask, p.seqlen_k * (p.head_dim_qk + p.head_dim_v) * p.elem_bytes(), s.l2_section_bytes,
+                        p.group());
+  }
 
   const LoopCosts lc(find_instruction(gpu, s.mfma, k.name), s.waves, gpu.cu.wave_size);
   kp.mfma_flops = lc.unit.flops();
@@ -264,6 +296,10 @@ KernelProgram backward_main(const Problem& p, const KernelSchedule& k, const Mas
   kp.heads_are_kv = kv_loop;
   kp.walks_group = kv_loop;
   kp.inner_is_keys = false;
+  if (s.grid == GridOrder::longest_first) {  // a section holds Q, dO and the fp32 dQ accumulator
+    const std::uint64_t head_bytes = p.seqlen_q * ((p.head_dim_qk + p.head_dim_v) * p.elem_bytes() + p.head_dim_qk * 4);
+    order_longest_first(kp, mask, head_bytes * (kv_loop ? p.group() : 1), s.l2_section_bytes, 1);
+  }
 
   const LoopCosts lc(find_instruction(gpu, s.mfma, k.name), s.waves, gpu.cu.wave_size);
   kp.mfma_flops = lc.unit.flops();
@@ -329,6 +365,10 @@ KernelProgram backward_dq(const Problem& p, const KernelSchedule& k, const Mask&
   KernelProgram kp = looped_kernel(KernelKind::bwd_dq, s, mask, s.dq_block_n);
   set_grid(kp, p, p.seqlen_q, s.dq_block_m, p.heads_q, s.grid, false);
   kp.inner_is_keys = true;
+  if (s.grid == GridOrder::longest_first) {  // its loop streams K and V, as the forward's
+    order_longest_first(kp, mask, p.seqlen_k * (p.head_dim_qk + p.head_dim_v) * p.elem_bytes(), s.l2_section_bytes,
+                        p.group());
+  }
 
   const LoopCosts lc(find_instruction(gpu, s.mfma, k.name), s.waves, gpu.cu.wave_size);
   kp.mfma_flops = lc.unit.flops();
@@ -444,6 +484,15 @@ PassPrograms build_pass(const Problem& p, const KernelSchedule& k, Direction dir
 KernelProgram::GridCoord KernelProgram::grid_coord(std::uint64_t dispatch_id) const {
   const std::uint64_t wg = remap_for_xcds(dispatch_id, workgroups(), xcd_remap);
   if (grid == GridOrder::blocks_first) return {wg % grid_blocks, (wg / grid_blocks) % heads, wg / grid_blocks / heads};
+  if (grid == GridOrder::longest_first) {
+    // Sections of section_heads heads x batch in turn; within one the heads vary fastest, the blocks
+    // in block_order (FA3's tile_scheduler.hpp with its l2 divisions).
+    const std::uint64_t all = static_cast<std::uint64_t>(heads) * batch, per_section = section_heads * grid_blocks;
+    const std::uint64_t section = wg / per_section, within = wg % per_section;
+    const std::uint64_t width = section < all / section_heads ? section_heads : all % section_heads;
+    const std::uint64_t hb = section * section_heads + within % width;
+    return {block_order[within / width], hb % heads, hb / heads};
+  }
   return {(wg / heads) % grid_blocks, wg % heads, wg / heads / grid_blocks};
 }
 

@@ -67,6 +67,10 @@ struct KernelProgram {
 
   // Mapping details (set by the builder).
   GridOrder grid = GridOrder::blocks_first;
+  // GridOrder::longest_first: heads x batch per section (the last section takes the remainder) and
+  // the outer blocks in dispatch order, longest loop first.
+  std::uint64_t section_heads = 1;
+  std::vector<std::uint32_t> block_order;
   std::uint32_t xcd_remap = 0;    // > 1: dispatch id -> logical id so consecutive logical ids share an XCD
   std::uint64_t blocks = 0;       // outer blocks per head
   std::uint64_t grid_blocks = 0;  // blocks per head in the grid (halved when paired)

@@ -335,6 +335,14 @@ KernelSchedule fa3() {
   // loops over tiles, its producer loading the next tile's Q, K and V while the MMA warpgroups
   // finish the last (FA3 paper Sec. 3.1). The backward's schedulers are single-tile (not persistent).
   k.fwd.persistent = true;
+  // Tile order (tile_scheduler.hpp): causal forward tiles longest first (DynamicPersistentTileScheduler,
+  // "longest-processing-time-first"), the heads x batch in sections whose K and V fit 32 MB of L2;
+  // the causal backward's SingleTileBwdLPTScheduler the same with 40 MB for Q, dO and dQaccum.
+  // Dense grids go blocks first (StaticPersistentTileScheduler, SingleTileScheduler).
+  k.fwd.grid = GridOrder::longest_first;
+  k.fwd.l2_section_bytes = 32u << 20;
+  k.bwd.grid = GridOrder::longest_first;
+  k.bwd.l2_section_bytes = 40u << 20;
   k.fwd.mfma = "wgmma.m64n256k16.f32.bf16";
   k.fwd.lds_bytes = 196608;   // estimate (Q + 2 stages of K and V, 128/176 x 128 bf16)
   // setmaxnreg: 240 registers per thread for the two MMA warpgroups, 24 for the producer

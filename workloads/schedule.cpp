@@ -21,7 +21,14 @@ std::string_view to_string(DqMode m) {
   return "?";
 }
 std::string_view to_string(GqaMode m) { return m == GqaMode::expand ? "expand" : "kv_loop"; }
-std::string_view to_string(GridOrder o) { return o == GridOrder::blocks_first ? "blocks_first" : "heads_first"; }
+std::string_view to_string(GridOrder o) {
+  switch (o) {
+    case GridOrder::blocks_first: return "blocks_first";
+    case GridOrder::heads_first: return "heads_first";
+    case GridOrder::longest_first: return "longest_first";
+  }
+  return "?";
+}
 
 namespace {
 bool masked(const Problem& p) { return p.causal || p.window.has_value(); }
@@ -178,7 +185,7 @@ Field shapes_field() {
 
 const std::vector<Field>& fields() {
   static const std::vector<Field> table = [] {
-    constexpr std::array grids{GridOrder::blocks_first, GridOrder::heads_first};
+    constexpr std::array grids{GridOrder::blocks_first, GridOrder::heads_first, GridOrder::longest_first};
     constexpr std::array dqs{DqMode::atomic, DqMode::two_pass, DqMode::split};
     constexpr std::array gqas{GqaMode::expand, GqaMode::kv_loop};
     std::vector<Field> t;
@@ -191,6 +198,7 @@ const std::vector<Field>& fields() {
     t.push_back(bool_field("fwd.pair_tiles", ATTNSIM_SCHED(fwd.pair_tiles)));
     t.push_back(bool_field("fwd.persistent", ATTNSIM_SCHED(fwd.persistent)));
     t.push_back(enum_field("fwd.grid", ATTNSIM_SCHED(fwd.grid), grids));
+    t.push_back(uint_field("fwd.l2_section_bytes", ATTNSIM_SCHED(fwd.l2_section_bytes), 0, 1u << 31));
     t.push_back(uint_field("fwd.xcd_remap", ATTNSIM_SCHED(fwd.xcd_remap), 0, 64));
     t.push_back(text_field("fwd.mfma", ATTNSIM_SCHED(fwd.mfma)));
     t.push_back(uint_field("fwd.vgprs", ATTNSIM_SCHED(fwd.vgprs), 1, 512));
@@ -204,6 +212,7 @@ const std::vector<Field>& fields() {
     t.push_back(bool_field("bwd.pair_blocks", ATTNSIM_SCHED(bwd.pair_blocks)));
     t.push_back(bool_field("bwd.persistent", ATTNSIM_SCHED(bwd.persistent)));
     t.push_back(enum_field("bwd.grid", ATTNSIM_SCHED(bwd.grid), grids));
+    t.push_back(uint_field("bwd.l2_section_bytes", ATTNSIM_SCHED(bwd.l2_section_bytes), 0, 1u << 31));
     t.push_back(uint_field("bwd.xcd_remap", ATTNSIM_SCHED(bwd.xcd_remap), 0, 64));
     t.push_back(enum_field("bwd.dq", ATTNSIM_SCHED(bwd.dq), dqs));
     t.push_back(bool_field("bwd.dq_acc_fp32", ATTNSIM_SCHED(bwd.dq_acc_fp32)));
@@ -297,6 +306,13 @@ void validate(const KernelSchedule& k, const std::string& origin) {
   }
   if (k.bwd.persistent && k.bwd.load_waves == 0) {
     fail("bwd.persistent", "a persistent kernel needs producer waves (bwd.load_waves > 0) to load its next tile");
+  }
+  // Pairing already orders a masked grid's blocks (a short one with a long one in each workgroup).
+  if (k.fwd.pair_tiles && k.fwd.grid == GridOrder::longest_first) {
+    fail("fwd.grid", "longest_first orders single tiles; fwd.pair_tiles pairs them instead");
+  }
+  if (k.bwd.pair_blocks && k.bwd.grid == GridOrder::longest_first) {
+    fail("bwd.grid", "longest_first orders single blocks; bwd.pair_blocks pairs them instead");
   }
   if (k.bwd.dq == DqMode::split && !k.bwd.dq_acc_fp32) {
     fail("bwd.dq_acc_fp32", "split dQ needs fp32 accumulator slices");

@@ -27,8 +27,12 @@ std::string_view to_string(GqaMode m);
 
 // Which grid index varies fastest in the linear workgroup id (the dispatch order).
 enum class GridOrder {
-  blocks_first,  // (blocks, heads, batch): CK, aiter
-  heads_first,   // (heads, blocks, batch): Triton
+  blocks_first,   // (blocks, heads, batch): CK, aiter
+  heads_first,    // (heads, blocks, batch): Triton
+  // Under a mask, the longest blocks first, heads fastest within sections of the heads x batch whose
+  // loop tensors fill `l2_section_bytes` (FlashAttention-3's DynamicPersistentTileScheduler forward,
+  // SingleTileBwdLPTScheduler backward); without a mask, blocks_first (FA3's dense schedulers).
+  longest_first,
 };
 std::string_view to_string(GridOrder o);
 
@@ -88,6 +92,9 @@ struct FwdSchedule {
   // tile while the compute waves finish the last one (FlashAttention-3 on sm90; docs/model.md).
   bool persistent = false;
   GridOrder grid = GridOrder::blocks_first;
+  // longest_first: the L2 share one section's K and V may fill (its heads: the largest power of two
+  // that fits, at least one, times the query heads per KV head); 0: one section of every head.
+  std::uint32_t l2_section_bytes = 0;
   std::uint32_t xcd_remap = 0;  // > 1: remap workgroup ids so consecutive blocks share one of this many XCDs
   std::string mfma;             // matrix instruction name, as in the arch config
   std::uint32_t vgprs = 0;      // per wave (arch + acc)
@@ -111,6 +118,8 @@ struct BwdSchedule {
   bool pair_blocks = false;      // with a mask, one workgroup takes key block t and block T-1-t
   bool persistent = false;       // the looped kernels (main, two-pass dQ) are persistent (as FwdSchedule::persistent)
   GridOrder grid = GridOrder::blocks_first;
+  // longest_first: the L2 share one section's Q, dO and fp32 dQ accumulator may fill (as FwdSchedule's).
+  std::uint32_t l2_section_bytes = 0;
   std::uint32_t xcd_remap = 0;   // > 1: remap workgroup ids so consecutive blocks share one of this many XCDs
   DqMode dq = DqMode::atomic;
   bool dq_acc_fp32 = true;       // atomic mode: fp32 dq_acc + convert kernel; false: 16-bit atomics into dQ (aiter a16)
