@@ -230,7 +230,10 @@ class KernelRun {
     r.loop_batch = shape_.batch;
     const std::uint64_t caches = gpu_.l2.size.value * gpu_.l2_instances() + (gpu_.mall.present ? gpu_.mall.size.value : 0);
     const bool fast_forward = options_.fast_forwards();
-    const std::uint64_t period = kp.grid_blocks * kp.heads;
+    // The grid's period in dispatch order: a batch, or under longest_first a section of heads (its
+    // work runs from the longest blocks to the shortest once per section).
+    const std::uint64_t period = kp.grid == workloads::GridOrder::longest_first ? kp.section_heads * kp.grid_blocks
+                                                                                : kp.grid_blocks * kp.heads;
     bool equal_work = true;  // over a period (every batch repeats it)
     const std::uint64_t first_ops = fast_forward ? kp.tile_ops(0) : 0;
     for (std::uint64_t wg = 1; fast_forward && equal_work && wg < std::min(period, r.workgroups); ++wg) {
