@@ -60,6 +60,7 @@ json kernel_json(const arch::GpuSpec& gpu, const sim::KernelResult& k) {
   j["workgroups"] = k.workgroups;
   j["tile_ops"] = k.tile_ops;
   j["loop_batch"] = k.loop_batch;
+  j["persistent"] = k.persistent;
   j["fast_forward"] = {{"skipped_workgroups", k.fast_forward.skipped_workgroups},
                        {"windows", k.fast_forward.windows},
                        {"extrapolated_us", static_cast<double>(k.fast_forward.extrapolated) / 1e6}};
@@ -234,6 +235,13 @@ std::string render_run_report(const json& j) {
                     fixed(k["time_breakdown_us"]["tail_and_imbalance"].get<double>(), 1) + " us"});
   }
   os << rows.render();
+  std::string persistent;
+  for (const auto& k : j["kernels"]) {
+    if (k.value("persistent", false)) persistent += (persistent.empty() ? "" : ", ") + k["name"].get<std::string>();
+  }
+  if (!persistent.empty()) {
+    os << "  persistent: " << persistent << " (a CU's next workgroup loads while its last one finishes; docs/model.md)\n";
+  }
   os << "\n  where the time went (us; each SIMD's time, averaged):\n";
   TextTable parts;
   const std::vector<std::string> keys = {"launch", "matrix", "vector", "lds", "l2", "fabric", "hbm", "latency", "sync",

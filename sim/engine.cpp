@@ -214,6 +214,7 @@ class KernelRun {
     r.launch = launch;
     r.start = launch + gpu_.dispatch.launch_overhead.value;
     r.workgroups = kp.workgroups();
+    r.persistent = kp.persistent;
     r.occupancy = occupancy(gpu_, kp.waves + kp.load_waves, std::max<std::uint32_t>(kp.vgprs, 1), kp.lds_bytes);
     if (r.occupancy.workgroups_per_cu == 0) {
       throw arch::ConfigError(arch::ValueOrigin{"--kernel " + shape_.pp->schedule.name, 0, 0, {}}, kp.name,

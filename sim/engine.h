@@ -67,6 +67,7 @@ struct KernelResult {
   Tick launch = 0, start = 0, end = 0;  // launch: when the previous kernel ended
   std::uint64_t workgroups = 0, tile_ops = 0;
   std::uint32_t loop_batch = 1;   // loop iterations per loop step this kernel ran with
+  bool persistent = false;        // KernelProgram::persistent: a CU's next workgroup loaded under its last
   Occupancy occupancy;
   double clock_hz = 0;            // time-averaged engine clock over the kernel
   double clock_min_hz = 0, clock_max_hz = 0, final_clock_hz = 0;

@@ -327,3 +327,21 @@ TEST_CASE("aiter v3 on MI300X at N=1024: forward and backward within 10 percent 
   }
   CHECK(checked == 4);
 }
+
+TEST_CASE("a persistent kernel is named in the report and its JSON") {
+  const char* fa3 = "--arch h100 --kernel fa3 --direction both --batch 1 --heads 8:2 --seqlen 512 --causal";
+  const Run j = run_attnsim(std::string("run --json ") + fa3);
+  REQUIRE(j.exit_code == 0);
+  const auto kernels = nlohmann::json::parse(j.out)["kernels"];
+  REQUIRE(kernels.size() > 1);
+  for (const auto& k : kernels) {
+    CAPTURE(k["name"].get<std::string>());
+    CHECK(k["persistent"] == (k["name"] == "fwd"));  // FA3's forward only (FA-SCHED B4)
+  }
+  const Run text = run_attnsim(std::string("run ") + fa3);
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("persistent: fwd (") != std::string::npos);
+  const Run ck = run_attnsim(std::string("run ") + kSmall);
+  REQUIRE(ck.exit_code == 0);
+  CHECK(ck.out.find("persistent:") == std::string::npos);
+}
