@@ -65,6 +65,8 @@ TEST_CASE("the approximate tag mode stays within 1 % in time and 2 % in bytes pe
       {"bhsd both", "mi300x", "aiter-v3", 1, 16, 4, 2048, false, workloads::Layout::bhsd, "both"},
       {"MQA both", "mi300x", "aiter-v3", 2, 8, 1, 2048, false, workloads::Layout::bshd, "both"},
       {"H100 without a MALL", "h100", "fa2", 1, 16, 4, 2048, false, workloads::Layout::bshd, "both"},
+      {"H100 FA3: producer warps and a persistent forward", "h100", "fa3", 1, 16, 4, 2048, true, workloads::Layout::bshd,
+       "both"},
   };
   for (const Case& c : cases) {
     CAPTURE(c.name);
