@@ -41,7 +41,8 @@ struct KernelProgram {
   std::uint32_t waves = 1;       // waves that run the ops below (costs are per such wave)
   std::uint32_t load_waves = 0;  // further producer waves: they occupy slots, their loads are the memory ops
   // A persistent kernel: each CU's workgroup hands its slot to the next one once its loads are all
-  // issued, and the next one's compute starts when it retires (docs/model.md, **Persistent kernels**).
+  // issued, and the next one's compute starts when it retires (docs/model.md, **Producer warpgroups and
+  // persistent kernels**).
   bool persistent = false;
   std::uint32_t vgprs = 0;
   std::uint32_t lds_bytes = 0;
