@@ -436,6 +436,8 @@ TEST_CASE("longest_first: sections of heads in turn with the heads fastest and t
     CHECK(kp.grid_coord(id).block == expected[id].first);
     CHECK(kp.grid_coord(id).head == expected[id].second);
   }
+  // 0 bytes: one section of every head (3, not a power of two).
+  CHECK(test::build(p, "fa3,fwd.l2_section_bytes=0", Direction::fwd).kernels.at(0).section_heads == 3);
   // A dense grid has tiles of equal length: FA3 orders it blocks first (its static scheduler).
   p.causal = false;
   const auto dense = test::build(p, "fa3,fwd.l2_section_bytes=262144", Direction::fwd);

@@ -180,8 +180,12 @@ void order_longest_first(KernelProgram& kp, const Mask& mask, std::uint64_t head
   std::stable_sort(kp.block_order.begin(), kp.block_order.end(),
                    [&](std::uint32_t a, std::uint32_t b) { return work[a] > work[b]; });
   const std::uint64_t all = static_cast<std::uint64_t>(kp.heads) * kp.batch;
-  std::uint64_t fit = section_bytes == 0 ? all : std::max<std::uint64_t>(1, section_bytes / std::max<std::uint64_t>(1, head_bytes));
-  kp.section_heads = std::max<std::uint64_t>(1, std::min(all, std::bit_floor(fit) * (section_bytes == 0 ? 1 : per_kv_head)));
+  if (section_bytes == 0) {
+    kp.section_heads = std::max<std::uint64_t>(1, all);
+    return;
+  }
+  const std::uint64_t fit = std::max<std::uint64_t>(1, section_bytes / std::max<std::uint64_t>(1, head_bytes));
+  kp.section_heads = std::max<std::uint64_t>(1, std::min(all, std::bit_floor(fit) * per_kv_head));
 }
 
 // The launch shape a looped kernel takes from its schedule (forward or backward).
