@@ -188,6 +188,9 @@ void order_longest_first(KernelProgram& kp, const Mask& mask, std::uint64_t head
   kp.section_heads = std::max<std::uint64_t>(1, std::min(all, std::bit_floor(fit) * per_kv_head));
 }
 
+// The bytes of one KV head's K and V: what a loop over key blocks streams per head.
+std::uint64_t kv_head_bytes(const Problem& p) { return p.seqlen_k * (p.head_dim_qk + p.head_dim_v) * p.elem_bytes(); }
+
 // The launch shape a looped kernel takes from its schedule (forward or backward).
 template <class Schedule>
 KernelProgram looped_kernel(KernelKind kind, const Schedule& s, const Mask& mask, std::uint32_t inner_rows) {
@@ -212,8 +215,7 @@ KernelProgram forward(const Problem& p, const KernelSchedule& k, const Mask& mas
   set_grid(kp, p, p.seqlen_q, s.block_m, p.heads_q, s.grid, s.pair_tiles && !mask.is_dense());
   kp.inner_is_keys = true;
   if (s.grid == GridOrder::longest_first) {
-    order_longest_first(kp, mask, p.seqlen_k * (p.head_dim_qk + p.head_dim_v) * p.elem_bytes(), s.l2_section_bytes,
-                        p.group());
+    order_longest_first(kp, mask, kv_head_bytes(p), s.l2_section_bytes, p.group());
   }
 
   const LoopCosts lc(find_instruction(gpu, s.mfma, k.name), s.waves, gpu.cu.wave_size);
@@ -370,8 +372,7 @@ KernelProgram backward_dq(const Problem& p, const KernelSchedule& k, const Mask&
   set_grid(kp, p, p.seqlen_q, s.dq_block_m, p.heads_q, s.grid, false);
   kp.inner_is_keys = true;
   if (s.grid == GridOrder::longest_first) {  // its loop streams K and V, as the forward's
-    order_longest_first(kp, mask, p.seqlen_k * (p.head_dim_qk + p.head_dim_v) * p.elem_bytes(), s.l2_section_bytes,
-                        p.group());
+    order_longest_first(kp, mask, kv_head_bytes(p), s.l2_section_bytes, p.group());
   }
 
   const LoopCosts lc(find_instruction(gpu, s.mfma, k.name), s.waves, gpu.cu.wave_size);

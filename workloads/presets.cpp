@@ -360,9 +360,9 @@ KernelSchedule fa3() {
   k.bwd.lds_bytes = 196608;   // estimate
   k.bwd.vgprs = 168;          // as the forward (flash_bwd_kernel_sm90.h: 240 / 24)
   k.bwd.gqa = GqaMode::expand;  // FA3 reduce-adds dK/dV in fp32; modelled as expansion (see docs)
-  for (LoopDensity* d : {&k.fwd.loop, &k.bwd.loop, &k.bwd.dq_loop}) {
-    d->source = std::string("estimate (FlashAttention-3 code not read; aiter-v3 density)");
-  }
+  // FA3 has no two-pass dQ kernel; its dq_loop (bwd.dq=two_pass, a what-if) keeps FA2's backward
+  // densities. The forward's and backward's loops get their own sources below.
+  k.bwd.dq_loop.source = "as FlashAttention-2's backward (FA2-SRC); FlashAttention-3 has no two-pass dQ kernel";
   // LDS (shared memory) reads of the forward, derived: a warpgroup MMA reads its shared-memory
   // operands once for its four warps (WGMMA-GUIDE); Q K^T reads Q's 64-row slice and the K tile
   // from shared memory, P V reads the V tile (P from registers, MmaPV_is_RS, FA-SCHED B4). Per
