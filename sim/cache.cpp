@@ -24,23 +24,32 @@ SetAssocCache::SetAssocCache(std::uint64_t size_bytes, std::uint32_t ways, std::
     throw std::invalid_argument("cache displacement: a power of two of lines, a multiple of the granule, dividing the sets");
   }
   // A tag is address / (line x sets), granular or not: narrow words hold every tag below the limit
-  // when the largest fits 15 bits.
+  // when the largest fits 15 bits and is not the invalid tag.
   const std::uint64_t largest_tag = address_limit == 0 ? 0 : (address_limit - 1) / line_bytes / sets_;
-  narrow_ = largest_tag < kDirtyBit<std::uint16_t>;
-  tag_limit_ = narrow_ ? kDirtyBit<std::uint16_t> : kDirtyBit<std::uint32_t>;
+  narrow_ = largest_tag < kInvalidTag<std::uint16_t>;
+  tag_limit_ = narrow_ ? kInvalidTag<std::uint16_t> : kInvalidTag<std::uint32_t>;
   displacement_div_ = Divisor(sets_ / step);
   displacement_unit_ = step / granule_lines;
   sets_ /= granule_lines;
   set_div_ = Divisor(sets_);
   line_shift_ = 0;
   while ((1u << line_shift_) < line_bytes * granule_lines) ++line_shift_;
-  set_words_ = 2 * std::uint64_t{ways_};
-  set_bytes_ = static_cast<std::uint32_t>(set_words_ * (narrow_ ? 2 : 4));
-  if (narrow_) {
-    narrow_state_.assign(sets_ * set_words_, 0);
+  ordered_ = ways_ <= 16;
+  const std::uint64_t word = narrow_ ? 2 : 4;
+  if (ordered_) {  // the tags padded to 8 bytes, then the recency word
+    tag_words_ = (ways_ * word + 7) / 8 * 8 / word;
+    set_words_ = tag_words_ + 8 / word;
   } else {
-    wide_state_.assign(sets_ * set_words_, 0);
+    tag_words_ = ways_;
+    set_words_ = 2 * std::uint64_t{ways_};
   }
+  set_bytes_ = static_cast<std::uint32_t>(set_words_ * word);
+  if (narrow_) {
+    narrow_state_.resize(sets_ * set_words_);
+  } else {
+    wide_state_.resize(sets_ * set_words_);
+  }
+  invalidate();
 }
 
 void SetAssocCache::split() {
@@ -67,8 +76,25 @@ void SetAssocCache::split() {
 }
 
 void SetAssocCache::invalidate() {
-  std::fill(narrow_state_.begin(), narrow_state_.end(), 0);
-  std::fill(wide_state_.begin(), wide_state_.end(), 0);
+  if (narrow_) {
+    invalidate_words(narrow_state_);
+  } else {
+    invalidate_words(wide_state_);
+  }
+}
+
+template <class Word>
+void SetAssocCache::invalidate_words(std::vector<Word, HugePageAllocator<Word>>& state) {
+  const std::uint64_t empty = lru_order::empty(ways_);
+  for (std::uint64_t set = 0; set < sets_; ++set) {
+    Word* tags = &state[set * set_words_];
+    std::fill_n(tags, tag_words_, kInvalidTag<Word>);
+    if (ordered_) {
+      set_order(tags, empty);
+    } else {
+      std::fill_n(tags + tag_words_, ways_, Word{0});
+    }
+  }
 }
 
 std::uint64_t SetAssocCache::state_bytes() const {
@@ -86,7 +112,7 @@ bool SetAssocCache::contains_words(std::uint64_t address) const {
   if (tag >= tag_limit_) return false;
   const Word* tags = set_words<Word>(set_of(line));
   for (std::uint32_t i = 0; i < ways_; ++i) {
-    if (static_cast<std::uint64_t>(tags[i] & ~kDirtyBit<Word>) == tag && tags[ways_ + i] != 0) return true;
+    if (static_cast<std::uint64_t>(tags[i] & ~kDirtyBit<Word>) == tag) return true;  // never kInvalidTag: tag < tag_limit_
   }
   return false;
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -53,14 +54,16 @@ struct ProbeResult {
 // while granular() and calls split() before the first access that does not cover whole granules;
 // split() expands every entry to its g lines, after which the cache is the line cache it stood for.
 // Contract: exact LRU per set (per the line cache a granular one stands for); deterministic; no
-// allocation after construction, except once in split().
+// allocation after construction, except once in split(). The victim of a miss is the set's first
+// invalid way, else its least recently used.
 class SetAssocCache {
  public:
   // `displacement_lines`: the hashed index displaces by multiples of this many lines (0: the
   // granule); a line cache equals a granular one of granule g only if both displace by multiples
   // of g.
   // `address_limit`: no address at or above it is ever probed (the GPU's memory capacity); when
-  // every tag below it fits 15 bits, the tag state is kept in 16-bit words (half the host memory).
+  // every tag below it is below 0x7FFF (15 bits, less the invalid tag), the tag state is kept in
+  // 16-bit words.
   SetAssocCache(std::uint64_t size_bytes, std::uint32_t ways, std::uint32_t line_bytes, WritePolicy policy,
                 std::uint32_t granule_lines = 1, SetIndex index = SetIndex::modulo, std::uint32_t displacement_lines = 0,
                 std::uint64_t address_limit = ~std::uint64_t{0});
@@ -100,7 +103,7 @@ class SetAssocCache {
     const char* first = narrow_ ? reinterpret_cast<const char*>(set_words<std::uint16_t>(set))
                                 : reinterpret_cast<const char*>(set_words<std::uint32_t>(set));
     prefetch_host_line(first);
-    if (set_bytes_ > 64) prefetch_host_line(first + 64);  // a wide 16-way set's ranks, in the next host line
+    prefetch_host_line(first + set_bytes_ - 1);  // a set may span two host lines
   }
   std::uint32_t line_bytes() const { return line_bytes_; }
   std::uint64_t sets() const { return sets_; }
@@ -119,21 +122,30 @@ class SetAssocCache {
   bool contains(std::uint64_t address) const;
 
  private:
-  // A set is `ways` tags then `ways` ranks, in words of 16 bits (narrow_: every tag below the
-  // address limit fits 15 bits) or 32 bits, so the tag compare and the LRU update are straight
-  // vector loops and a narrow 16-way set is one 64 B host line. A tag is line / sets with the
-  // word's top bit as the dirty bit. A rank is the way's place in its set's recency order: 1 for
-  // the most recently used up to the number of valid ways, 0 for an invalid way. The valid ranks
-  // of a set are always a permutation of 1..valid.
+  // A set is `ways` tags, in words of 16 bits (narrow_: every tag below the address limit fits 15
+  // bits) or 32 bits, with the word's top bit as the dirty bit; an invalid way holds the tag
+  // kInvalidTag, which no probe carries. Its recency is kept in one of two forms:
+  // - ordered_ (at most 16 ways): one 64-bit word after the tags (padded to 8 bytes), nibble p the
+  //   way at recency position p (0 the most recent). Invalid ways sit at the least recent end,
+  //   lowest way last, so a miss always takes the way at position ways - 1: the first invalid way,
+  //   else the least recently used. A narrow 16-way set is 40 bytes, a wide one 72.
+  // - otherwise: `ways` ranks after the tags, a rank being the way's place in the set's recency
+  //   order, 1 for the most recently used up to the number of valid ways, 0 for an invalid way.
+  // Either way the tag compare and the update are straight vector or bit operations.
   template <class Word>
   static constexpr Word kDirtyBit = static_cast<Word>(Word{1} << (8 * sizeof(Word) - 1));
+  template <class Word>
+  static constexpr Word kInvalidTag = static_cast<Word>(kDirtyBit<Word> - 1);
 
-  // The way a miss replaces: the first invalid way, else the least recently used (rank `ways`).
+  // The way a miss replaces (ranked sets): the first invalid way, else the least recently used.
   template <std::uint32_t W, class Word>
   std::uint32_t victim_way(const Word* ranks) const;
   // Makes way `way` (rank `rank`, 0 if invalid) the most recently used of its set's ranks.
   template <std::uint32_t W, class Word>
   void make_most_recent(Word* ranks, std::uint32_t way, Word rank) const;
+  // The way holding `tag` in a set's tags, or `ways` if none.
+  template <std::uint32_t W, class Word>
+  std::uint32_t find_way(const Word* tags, std::uint32_t tag) const;
   // Probes one line; returns true on a hit. On a miss allocates and reports a dirty victim.
   // W is the associativity when known at compile time (0: use ways_).
   template <std::uint32_t W, class Word>
@@ -151,6 +163,19 @@ class SetAssocCache {
   bool contains_words(std::uint64_t address) const;
   template <class Word, class OnWriteback>
   std::uint64_t flush_words(OnWriteback&& on_writeback);
+  template <class Word>
+  void invalidate_words(std::vector<Word, HugePageAllocator<Word>>& state);
+  // An ordered set's recency word (after its tags), read and written whole.
+  template <class Word>
+  std::uint64_t order_of(const Word* tags) const {
+    std::uint64_t order;
+    std::memcpy(&order, tags + tag_words_, sizeof order);
+    return order;
+  }
+  template <class Word>
+  void set_order(Word* tags, std::uint64_t order) const {
+    std::memcpy(tags + tag_words_, &order, sizeof order);
+  }
   // The hashed index's displacement of a tag's lines, in sets: displacement_unit_ x (tag x prime
   // mod displacement_div_), below sets_ (0 for SetIndex::modulo).
   std::uint64_t displacement(std::uint32_t tag) const {
@@ -175,11 +200,13 @@ class SetAssocCache {
   std::uint32_t granule_lines_ = 1;
   bool hashed_ = false;
   bool narrow_ = false;
-  std::uint32_t tag_limit_ = 0;  // tags at or above it do not fit a word beside the dirty bit
+  std::uint32_t tag_limit_ = 0;  // tags at or above it do not fit a word (beside the dirty bit and kInvalidTag)
   Divisor displacement_div_;             // line sets / displacement lines
   std::uint64_t displacement_unit_ = 1;  // sets per displacement step (displacement lines / granule)
   WritePolicy policy_;
-  std::uint64_t set_words_ = 0;  // words per set: 2 x ways
+  bool ordered_ = false;          // recency as a nibble order (at most 16 ways), else as ranks
+  std::uint64_t tag_words_ = 0;   // words before a set's recency state
+  std::uint64_t set_words_ = 0;   // words per set
   std::uint32_t set_bytes_ = 0;
   std::vector<std::uint16_t, HugePageAllocator<std::uint16_t>> narrow_state_;  // per set: tags[ways], ranks[ways]
   std::vector<std::uint32_t, HugePageAllocator<std::uint32_t>> wide_state_;    // the same in 32-bit words

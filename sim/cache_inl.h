@@ -51,6 +51,34 @@ constexpr bool kVector = W != 0 && W % Lanes<Word>::kCount == 0 && W <= 64;
 }  // namespace cache_simd
 #endif
 
+// The recency order of a set of at most 16 ways in one 64-bit word: nibble p is the way at recency
+// position p, 0 the most recent; nibbles beyond the ways are 0.
+namespace lru_order {
+constexpr std::uint64_t kNibbles = 0x1111111111111111ull;
+// The nibbles that hold positions of a set of `ways` ways.
+inline std::uint64_t mask(std::uint32_t ways) { return ways >= 16 ? ~std::uint64_t{0} : (std::uint64_t{1} << (4 * ways)) - 1; }
+// An empty set: every way invalid, way 0 at the least recent position, so that misses fill ways
+// 0, 1, 2, ... in turn.
+inline std::uint64_t empty(std::uint32_t ways) {
+  std::uint64_t order = 0;
+  for (std::uint32_t p = 0; p < ways; ++p) order |= std::uint64_t{ways - 1 - p} << (4 * p);
+  return order;
+}
+// The position of `way` (which the order holds exactly once among its positions): the lowest
+// nibble equal to it, found as the lowest zero nibble of order ^ way (a borrow can only mark
+// nibbles above a zero one).
+inline std::uint32_t position_of(std::uint64_t order, std::uint32_t way) {
+  const std::uint64_t x = order ^ (kNibbles * way);
+  const std::uint64_t zero = (x - kNibbles) & ~x & (kNibbles << 3);
+  return static_cast<std::uint32_t>(__builtin_ctzll(zero)) >> 2;
+}
+// Moves the way at position p to the front (the most recent); the ways before it age by one.
+inline std::uint64_t to_front(std::uint64_t order, std::uint32_t p, std::uint32_t way) {
+  const std::uint64_t newer = (std::uint64_t{1} << (4 * p)) - 1;  // positions 0 .. p - 1
+  return (order & ~((newer << 4) | 0xF)) | ((order & newer) << 4) | way;
+}
+}  // namespace lru_order
+
 template <std::uint32_t W, class Word>
 inline std::uint32_t SetAssocCache::victim_way(const Word* ranks) const {
   const std::uint32_t ways = W ? W : ways_;
@@ -98,45 +126,61 @@ inline void SetAssocCache::make_most_recent(Word* ranks, std::uint32_t way, Word
 }
 
 template <std::uint32_t W, class Word>
+inline std::uint32_t SetAssocCache::find_way(const Word* tags, std::uint32_t tag) const {
+  const std::uint32_t ways = W ? W : ways_;
+  // A tag occurs at most once in a set, and never as kInvalidTag (tags are below tag_limit_).
+#if defined(__SSE2__)
+  if constexpr (cache_simd::kVector<W, Word>) {
+    using L = cache_simd::Lanes<Word>;
+    const __m128i key = L::splat(tag), clean = L::splat(static_cast<Word>(~kDirtyBit<Word>));
+    std::uint64_t found = 0;
+    for (std::uint32_t k = 0; k < W / L::kCount; ++k) {
+      const __m128i t = _mm_and_si128(cache_simd::load(tags + L::kCount * k), clean);
+      found |= std::uint64_t{L::bits(L::eq(t, key))} << (L::kCount * k);
+    }
+    return found ? static_cast<std::uint32_t>(__builtin_ctzll(found)) : ways;
+  }
+#endif
+  std::uint32_t hit = ways;
+  for (std::uint32_t i = 0; i < ways; ++i) hit = static_cast<std::uint32_t>(tags[i] & ~kDirtyBit<Word>) == tag ? i : hit;
+  return hit;
+}
+
+template <std::uint32_t W, class Word>
 inline bool SetAssocCache::probe(std::uint64_t set, std::uint32_t tag, bool write, bool& evicted_dirty,
                                  std::uint64_t& victim_line) {
   constexpr Word kDirty = kDirtyBit<Word>;
   const std::uint32_t ways = W ? W : ways_;
+  const bool ordered = W ? W <= 16 : ordered_;  // a constant when the associativity is
   Word* tags = set_words<Word>(set);
-  Word* ranks = tags + ways;
-  std::uint32_t hit = ways;
-#if defined(__SSE2__)
-  if constexpr (cache_simd::kVector<W, Word>) {  // a valid tag occurs at most once in a set
-    using L = cache_simd::Lanes<Word>;
-    const __m128i key = L::splat(tag), clean = L::splat(static_cast<Word>(~kDirty)), zero = _mm_setzero_si128();
-    std::uint64_t found = 0;
-    for (std::uint32_t k = 0; k < W / L::kCount; ++k) {
-      const __m128i t = _mm_and_si128(cache_simd::load(tags + L::kCount * k), clean);
-      const __m128i valid = cache_simd::load(ranks + L::kCount * k);
-      const __m128i match = _mm_andnot_si128(L::eq(valid, zero), L::eq(t, key));
-      found |= std::uint64_t{L::bits(match)} << (L::kCount * k);
-    }
-    if (found) hit = static_cast<std::uint32_t>(__builtin_ctzll(found));
-  } else
-#endif
-  {
-    for (std::uint32_t i = 0; i < ways; ++i) hit = (static_cast<std::uint32_t>(tags[i] & ~kDirty) == tag && ranks[i] != 0) ? i : hit;
-  }
+  Word* ranks = tags + tag_words_;  // ranked sets only
+  const std::uint32_t hit = find_way<W>(tags, tag);
   evicted_dirty = false;
   const bool dirtying = write && policy_ == WritePolicy::write_back;
   if (hit != ways) {
-    if (ranks[hit] != 1) make_most_recent<W>(ranks, hit, ranks[hit]);  // the most recent already: no change
+    if (ordered) {
+      const std::uint64_t order = order_of(tags);
+      if ((order & 0xF) != hit) set_order(tags, lru_order::to_front(order, lru_order::position_of(order, hit), hit));
+    } else if (ranks[hit] != 1) {  // the most recent already: no change
+      make_most_recent<W>(ranks, hit, ranks[hit]);
+    }
     if (dirtying) tags[hit] = static_cast<Word>(tags[hit] | kDirty);
     return true;
   }
   if (write && policy_ == WritePolicy::write_through) return false;  // no allocation
-  const std::uint32_t victim = victim_way<W>(ranks);
-  if (ranks[victim] != 0 && (tags[victim] & kDirty)) {
+  const std::uint64_t order = ordered ? order_of(tags) : 0;
+  const std::uint32_t victim =
+      ordered ? static_cast<std::uint32_t>(order >> (4 * (ways - 1))) & 0xF : victim_way<W>(ranks);
+  if (tags[victim] & kDirty) {  // never set on kInvalidTag
     evicted_dirty = true;
     victim_line = line_of(static_cast<std::uint32_t>(tags[victim] & ~kDirty), set);
   }
   tags[victim] = static_cast<Word>(tag | (dirtying ? kDirty : 0));
-  make_most_recent<W>(ranks, victim, ranks[victim]);
+  if (ordered) {
+    set_order(tags, ((order << 4) | victim) & lru_order::mask(ways));  // the least recent to the front
+  } else {
+    make_most_recent<W>(ranks, victim, ranks[victim]);
+  }
   return false;
 }
 
@@ -244,10 +288,9 @@ std::uint64_t SetAssocCache::flush_words(OnWriteback&& on_writeback) {
   std::uint64_t n = 0;
   for (std::uint64_t set = 0; set < sets_; ++set) {
     Word* tags = set_words<Word>(set);
-    const Word* ranks = tags + ways_;
     for (std::uint32_t j = 0; j < granule_lines_; ++j) {
       for (std::uint32_t i = 0; i < ways_; ++i) {
-        if (ranks[i] != 0 && (tags[i] & kDirty)) {
+        if (tags[i] & kDirty) {  // never set on kInvalidTag
           ++n;
           on_writeback((line_of(static_cast<std::uint32_t>(tags[i] & ~kDirty), set) << line_shift_) +
                        std::uint64_t{j} * line_bytes_);

@@ -265,16 +265,21 @@ struct ReferenceLru {
 }  // namespace
 
 TEST_CASE("narrow and wide tag words: the same hits and victims as a plain LRU") {
-  // 16 ways (the vector loops) and 6 ways (the scalar loops), each with tags in 16-bit words (the
-  // address limit fits them) and in 32-bit words (no limit): every probe against the reference.
-  for (const std::uint32_t ways : {16u, 6u}) {
+  // 16 ways (the vector loops) and 6 ways (the scalar loops), whose recency is a nibble order, and
+  // 32 ways, kept as ranks; each with tags in 16-bit words (the address limit fits them) and in
+  // 32-bit words (no limit): every probe against the reference.
+  for (const std::uint32_t ways : {16u, 6u, 32u}) {
     const std::uint64_t sets = 64, line = 64, size = sets * ways * line;
     SetAssocCache narrow(size, ways, static_cast<std::uint32_t>(line), WritePolicy::write_back, 1, SetIndex::modulo, 0,
                          64ull << 20);  // tags below 64 MiB / (64 sets x 64 B) = 16384
     SetAssocCache wide(size, ways, static_cast<std::uint32_t>(line), WritePolicy::write_back);
     CHECK(narrow.narrow());
     CHECK_FALSE(wide.narrow());
-    CHECK(narrow.state_bytes() * 2 == wide.state_bytes());
+    // Bytes per set: the tags padded to 8 bytes and an 8-byte order (at most 16 ways), else tags and ranks.
+    const std::uint64_t narrow_set = ways == 16 ? 32 + 8 : ways == 6 ? 16 + 8 : 2 * 32 * 2;
+    const std::uint64_t wide_set = ways == 16 ? 64 + 8 : ways == 6 ? 24 + 8 : 2 * 32 * 4;
+    CHECK(narrow.state_bytes() == sets * narrow_set);
+    CHECK(wide.state_bytes() == sets * wide_set);
     ReferenceLru ref(sets, ways);
     std::uint64_t x = 12345, hits = 0, victims = 0;
     for (int i = 0; i < 50000; ++i) {
@@ -302,11 +307,12 @@ TEST_CASE("narrow and wide tag words: the same hits and victims as a plain LRU")
 
 TEST_CASE("narrow tag words only when every tag below the address limit fits 15 bits") {
   // MI300X's MALL (256 MiB, 16 ways, 64 B lines): a tag is address / 16 MiB, so 192 GB of HBM
-  // needs tags up to 11444 (narrow); 2^39 bytes need 32768 (wide).
+  // needs tags up to 11444 (narrow); 2^39 - 2^24 bytes need tags up to 32766 (narrow), one byte more
+  // needs 32767, the invalid tag's word (wide).
   const std::uint64_t mall = 256ull << 20;
   CHECK(SetAssocCache(mall, 16, 64, WritePolicy::write_through, 2, SetIndex::hashed, 0, 192'000'000'000ull).narrow());
-  CHECK(SetAssocCache(mall, 16, 64, WritePolicy::write_through, 1, SetIndex::modulo, 0, (1ull << 39) - 1).narrow());
-  CHECK_FALSE(SetAssocCache(mall, 16, 64, WritePolicy::write_through, 1, SetIndex::modulo, 0, (1ull << 39) + 1).narrow());
+  CHECK(SetAssocCache(mall, 16, 64, WritePolicy::write_through, 1, SetIndex::modulo, 0, (1ull << 39) - (1ull << 24)).narrow());
+  CHECK_FALSE(SetAssocCache(mall, 16, 64, WritePolicy::write_through, 1, SetIndex::modulo, 0, (1ull << 39) - (1ull << 24) + 1).narrow());
   // MI300X's L2 (4 MiB per XCD, 16 ways, 128 B): tags are address / 256 KiB, too many for 15 bits.
   CHECK_FALSE(SetAssocCache(4ull << 20, 16, 128, WritePolicy::write_back, 1, SetIndex::hashed, 0, 192'000'000'000ull).narrow());
   // Beyond a narrow cache's tags: refused, not aliased onto a smaller address.
