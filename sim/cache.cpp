@@ -85,7 +85,7 @@ void SetAssocCache::invalidate() {
 
 template <class Word>
 void SetAssocCache::invalidate_words(std::vector<Word, HugePageAllocator<Word>>& state) {
-  const std::uint64_t empty = lru_order::empty(ways_);
+  const std::uint64_t empty = ordered_ ? lru_order::empty(ways_) : 0;  // at most 16 ways: 4 bits each
   for (std::uint64_t set = 0; set < sets_; ++set) {
     Word* tags = &state[set * set_words_];
     std::fill_n(tags, tag_words_, kInvalidTag<Word>);

@@ -58,7 +58,7 @@ constexpr std::uint64_t kNibbles = 0x1111111111111111ull;
 // The nibbles that hold positions of a set of `ways` ways.
 inline std::uint64_t mask(std::uint32_t ways) { return ways >= 16 ? ~std::uint64_t{0} : (std::uint64_t{1} << (4 * ways)) - 1; }
 // An empty set: every way invalid, way 0 at the least recent position, so that misses fill ways
-// 0, 1, 2, ... in turn.
+// 0, 1, 2, ... in turn. Contract: ways <= 16.
 inline std::uint64_t empty(std::uint32_t ways) {
   std::uint64_t order = 0;
   for (std::uint32_t p = 0; p < ways; ++p) order |= std::uint64_t{ways - 1 - p} << (4 * p);
