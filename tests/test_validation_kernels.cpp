@@ -229,6 +229,23 @@ TEST_CASE("the dispatch probe's run-ahead: how far a workgroup started ahead of 
   CHECK_FALSE(attn::parse_options({}).dispatch_probe);
 }
 
+TEST_CASE("the matrix rate probe's FLOPs per clock from a workgroup's cycles") {
+  // One workgroup of 8 waves, 8 chains of 20000 instructions of 8192 FLOPs (a 16x16x16 product):
+  // 1.048576e10 FLOPs. At H100's wgmma peak, 4096 per clock per SM, that takes 2,560,000 cycles;
+  // at the two thirds attnsim's config gives mma.sync (6 cycles per 4096-FLOP instruction on each
+  // of 4 sub-partitions: 2730.67 per clock), 3,840,000.
+  CHECK(attn::matrix_flop_per_clock(8, 8, 20000, 8192.0, 2'560'000) == doctest::Approx(4096.0));
+  CHECK(attn::matrix_flop_per_clock(8, 8, 20000, 8192.0, 3'840'000) == doctest::Approx(4 * 4096.0 / 6));
+  CHECK_THROWS_AS(attn::matrix_flop_per_clock(8, 8, 20000, 8192.0, 0), attn::BadInput);
+  CHECK_THROWS_AS(attn::matrix_flop_per_clock(0, 8, 20000, 8192.0, 100), attn::BadInput);
+  // The median workgroup: the middle of an odd count, the upper middle of an even one.
+  CHECK(attn::median_cycles({30, 10, 20}) == 20);
+  CHECK(attn::median_cycles({40, 10, 30, 20}) == 30);
+  CHECK_THROWS_AS(attn::median_cycles({}), attn::BadInput);
+  CHECK(attn::parse_options({"--matrix-rate-probe"}).matrix_rate_probe);
+  CHECK_FALSE(attn::parse_options({}).matrix_rate_probe);
+}
+
 TEST_CASE("harness options: shapes the kernels cannot run are refused by name") {
   const attn::Options o = attn::parse_options({"--direction", "bwd", "--batch", "2", "--heads", "16", "--seqlen", "4096", "--causal"});
   CHECK(o.shape.heads_q == 16);

@@ -35,6 +35,7 @@ struct Options {
   std::string source = "attnsim validation harness";
   std::string conditions;         // appended to the conditions column (clocks seen, driver, date)
   bool dispatch_probe = false;    // run the dispatch probe instead (dispatch_probe.h)
+  bool matrix_rate_probe = false; // run the matrix rate probe instead (matrix_rate_probe.h)
 };
 
 // The dispatch probe's result: how far ahead of the id sequence a workgroup started. ticket[wg] is
@@ -54,6 +55,23 @@ inline void check_tickets(const std::vector<std::uint32_t>& ticket) {
     if (t >= ticket.size() || seen[t]) throw BadInput("dispatch probe: the tickets are not one per workgroup (" + std::to_string(t) + ")");
     seen[t] = 1;
   }
+}
+
+// The matrix rate probe's result: matrix FLOPs per clock per compute unit of one workgroup of
+// `waves` waves, each running `chains` chains of `iterations` instructions of `flop_per_mma` FLOPs,
+// in `cycles` of its clock. Contract: throws BadInput unless every count and cycles are positive.
+inline double matrix_flop_per_clock(int waves, int chains, int iterations, double flop_per_mma, long long cycles) {
+  if (waves <= 0 || chains <= 0 || iterations <= 0 || !(flop_per_mma > 0) || cycles <= 0) {
+    throw BadInput("matrix rate probe: a workgroup reported " + std::to_string(cycles) + " cycles");
+  }
+  return static_cast<double>(waves) * chains * iterations * flop_per_mma / static_cast<double>(cycles);
+}
+
+// The median of the workgroups' cycle counts (the upper middle of an even count). Contract: not empty.
+inline long long median_cycles(std::vector<long long> cycles) {
+  if (cycles.empty()) throw BadInput("matrix rate probe: no workgroup reported");
+  std::nth_element(cycles.begin(), cycles.begin() + static_cast<std::ptrdiff_t>(cycles.size() / 2), cycles.end());
+  return cycles[cycles.size() / 2];
 }
 
 inline int parse_int(const std::string& flag, const std::string& text) {
@@ -81,6 +99,7 @@ inline const char* kUsage =
     "                   [--csv FILE] [--conditions TEXT] [--source TEXT]\n"
     "       attnsim_gpu --profile-csv FILE... (the shape flags of the profiled run) [--csv FILE]\n"
     "       attnsim_gpu --dispatch-probe   (does an XCD run ahead of the others? validation/README.md)\n"
+    "       attnsim_gpu --matrix-rate-probe   (matrix FLOPs per clock per compute unit of mma())\n"
     "Runs the validation kernels on random inputs, checks them against the CPU reference, times\n"
     "them and appends measurement rows for `attnsim validate`. Exit: 0 ok, 2 bad input, 3 results\n"
     "differ from the reference, 4 no GPU of this build's vendor, 1 internal error.\n";
@@ -124,6 +143,8 @@ inline Options parse_options(const std::vector<std::string>& args) {
       o.conditions = value();
     } else if (a == "--dispatch-probe") {
       o.dispatch_probe = true;
+    } else if (a == "--matrix-rate-probe") {
+      o.matrix_rate_probe = true;
     } else {
       throw BadInput("unknown option '" + a + "'\n" + kUsage);
     }

@@ -16,6 +16,7 @@
 #include "../kernels/attention_kernels.h"
 #include "../kernels/cpu_reference.h"
 #include "../kernels/dispatch_probe.h"
+#include "../kernels/matrix_rate_probe.h"
 #include "harness_core.h"
 
 namespace {
@@ -25,9 +26,11 @@ using namespace attn;
 #if defined(ATTN_GPU_AMD)
 const char* kPreset = "ref-hip";
 const char* kVendorName = "AMD";
+const char* kMmaName = "v_mfma_f32_16x16x16_bf16";
 #else
 const char* kPreset = "ref-cuda";
 const char* kVendorName = "NVIDIA";
+const char* kMmaName = "2 mma.sync.m16n8k16 (bf16, fp32 accumulate)";
 #endif
 
 struct GpuError : std::runtime_error {
@@ -292,6 +295,48 @@ int run_dispatch_probe(const std::string& gpu) {
   return kExitOk;
 }
 
+// The matrix rate probe (kernels/matrix_rate_probe.h): one workgroup of kRateWaves waves per compute
+// unit, each wave kRateChains independent chains of mma(). Prints the matrix FLOPs per clock per
+// compute unit (from the workgroups' own cycle counts, so whatever clock they ran at) beside the
+// peak attnsim's config gives the fastest matrix instruction of the GPU.
+int run_matrix_rate_probe(const std::string& gpu) {
+  gpuDeviceProp prop;
+  GPU_CHECK(gpuGetDeviceProperties(&prop, 0));
+  const auto units = static_cast<std::uint32_t>(prop.multiProcessorCount);
+  constexpr int kIterations = 20000;
+  constexpr unsigned kThreads = kRateWaves * kWaveLanes;
+  DeviceArray<float> sink(units);
+  DeviceArray<long long> cycles(units);
+  matrix_rate_kernel<<<units, kThreads>>>(sink.ptr, cycles.ptr, kIterations / 10);  // warm-up: clocks up, code loaded
+  GPU_CHECK(gpuGetLastError());
+  GPU_CHECK(gpuDeviceSynchronize());
+  gpuEvent_t start, stop;
+  GPU_CHECK(gpuEventCreate(&start));
+  GPU_CHECK(gpuEventCreate(&stop));
+  GPU_CHECK(gpuEventRecord(start, 0));
+  matrix_rate_kernel<<<units, kThreads>>>(sink.ptr, cycles.ptr, kIterations);
+  GPU_CHECK(gpuEventRecord(stop, 0));
+  GPU_CHECK(gpuGetLastError());
+  GPU_CHECK(gpuEventSynchronize(stop));
+  float ms = 0;
+  GPU_CHECK(gpuEventElapsedTime(&ms, start, stop));
+  (void)gpuEventDestroy(start);
+  (void)gpuEventDestroy(stop);
+  const long long median = median_cycles(cycles.download());
+  const double per_clock = matrix_flop_per_clock(kRateWaves, kRateChains, kIterations, kFlopPerMma, median);
+  const double flops = static_cast<double>(units) * kRateWaves * kRateChains * kIterations * kFlopPerMma;
+  std::printf("matrix rate probe on %s: %u compute units x %d waves, %d independent chains of %d x %s each.\n"
+              "%.0f matrix FLOP per clock per compute unit (median workgroup: %lld cycles); %.1f TFLOP/s over "
+              "the launch (%.3f ms), a clock of about %.0f MHz.\n"
+              "read: attnsim's configs give the fastest matrix instruction's peak (H100/H200 wgmma 4096 FLOP "
+              "per clock per SM; MI300X bf16 MFMA 2048 per CU) and this instruction's cycles "
+              "(cu.matrix.instructions: H100/H200 mma.sync.m16n8k16 at 6 cycles per sub-partition = 2731 per "
+              "SM, from a weak source, docs/sources.md HOPPER-MMA).\n",
+              gpu.c_str(), units, kRateWaves, kRateChains, kIterations, kMmaName, per_clock, median, flops / (ms * 1e-3) / 1e12,
+              static_cast<double>(ms), static_cast<double>(median) / (ms * 1e3));
+  return kExitOk;
+}
+
 int main_checked(const Options& o) {
   int devices = 0;
   if (gpuGetDeviceCount(&devices) != gpuSuccess || devices == 0) {
@@ -305,6 +350,7 @@ int main_checked(const Options& o) {
   const std::string arch = arch_of(gpu);
   if (arch.empty()) std::fprintf(stderr, "attnsim_gpu: warning: no attnsim config models '%s'; the arch column is empty\n", gpu.c_str());
   if (o.dispatch_probe) return run_dispatch_probe(gpu);
+  if (o.matrix_rate_probe) return run_matrix_rate_probe(gpu);
   const std::string cond = conditions(o, gpu);
   std::string rows;
   if (!o.profile_csvs.empty()) {
