@@ -122,8 +122,8 @@ class SetAssocCache {
   bool contains(std::uint64_t address) const;
 
  private:
-  // A set is `ways` tags, in words of 16 bits (narrow_: every tag below the address limit fits 15
-  // bits) or 32 bits, with the word's top bit as the dirty bit; an invalid way holds the tag
+  // A set is `ways` tags, in words of 16 bits (narrow_: every tag below the address limit is below
+  // kInvalidTag) or 32 bits, with the word's top bit as the dirty bit; an invalid way holds the tag
   // kInvalidTag, which no probe carries. Its recency is kept in one of two forms:
   // - ordered_ (at most 16 ways): one 64-bit word after the tags (padded to 8 bytes), nibble p the
   //   way at recency position p (0 the most recent). Invalid ways sit at the least recent end,
@@ -208,7 +208,7 @@ class SetAssocCache {
   std::uint64_t tag_words_ = 0;   // words before a set's recency state
   std::uint64_t set_words_ = 0;   // words per set
   std::uint32_t set_bytes_ = 0;
-  std::vector<std::uint16_t, HugePageAllocator<std::uint16_t>> narrow_state_;  // per set: tags[ways], ranks[ways]
+  std::vector<std::uint16_t, HugePageAllocator<std::uint16_t>> narrow_state_;  // per set: tags, then order or ranks
   std::vector<std::uint32_t, HugePageAllocator<std::uint32_t>> wide_state_;    // the same in 32-bit words
 };
 

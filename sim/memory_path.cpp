@@ -236,13 +236,14 @@ Tick MemoryPath::write_back(std::uint32_t inst, std::uint64_t line_address, Tick
   c.ea_wrreq_64b += 2;
   c.hbm_write_bytes += line_;
   Tick at = link_[ch].serve(t, line_);
-  const std::uint64_t chunk = memory_side_chunk(line_address);  // the MALL's and HBM's channels
-  if (has_mall_) at = mall_ch_.serve(static_cast<std::uint32_t>(mall_channels_.mod(chunk)), at, line_);
+  MemorySideChannels side(*this);
+  side.of(line_address);
+  if (has_mall_) at = mall_ch_.serve(side.mall, at, line_);
   // A write-through refreshes a MALL line it finds (the approximate mode does so in evict_group).
   if (mall_) mall_->access(line_address, line_, true, [](std::uint64_t, std::uint64_t) {}, [](std::uint64_t) {});
   // The channel's controller acknowledges the write once its queue accepts it; the write's time
   // (and a turnaround, when it ends a burst between reads) is booked on the channel from then on.
-  const auto hch = static_cast<std::uint32_t>(hbm_channels_.mod(chunk));
+  const std::uint32_t hch = side.hbm;
   const HbmWriteQueues::Accepted w = hbm_writes_.accept(hch, at, line_, hbm_ch_.bytes(hch));
   hbm_ch_.serve(hch, w.at, line_, w.turnaround);
   return w.at;

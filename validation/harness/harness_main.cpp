@@ -266,6 +266,24 @@ void emit(const Options& o, const std::string& rows) {
   out << rows;
 }
 
+// The milliseconds between events recorded before and after `launch()` (on the default stream),
+// once the second has completed.
+template <class Launch>
+float elapsed_ms(Launch&& launch) {
+  gpuEvent_t start, stop;
+  GPU_CHECK(gpuEventCreate(&start));
+  GPU_CHECK(gpuEventCreate(&stop));
+  GPU_CHECK(gpuEventRecord(start, 0));
+  launch();
+  GPU_CHECK(gpuEventRecord(stop, 0));
+  GPU_CHECK(gpuEventSynchronize(stop));
+  float ms = 0;
+  GPU_CHECK(gpuEventElapsedTime(&ms, start, stop));
+  (void)gpuEventDestroy(start);
+  (void)gpuEventDestroy(stop);
+  return ms;
+}
+
 // The dispatch probe (kernels/dispatch_probe.h): 16 rounds of the GPU's compute units with 8
 // workgroups of 256 threads each, every eighth id spinning 8 times as long. Prints the largest
 // run-ahead and what it says about attnsim's dispatch.order.
@@ -310,18 +328,8 @@ int run_matrix_rate_probe(const std::string& gpu) {
   matrix_rate_kernel<<<units, kThreads>>>(sink.ptr, cycles.ptr, kIterations / 10);  // warm-up: clocks up, code loaded
   GPU_CHECK(gpuGetLastError());
   GPU_CHECK(gpuDeviceSynchronize());
-  gpuEvent_t start, stop;
-  GPU_CHECK(gpuEventCreate(&start));
-  GPU_CHECK(gpuEventCreate(&stop));
-  GPU_CHECK(gpuEventRecord(start, 0));
-  matrix_rate_kernel<<<units, kThreads>>>(sink.ptr, cycles.ptr, kIterations);
-  GPU_CHECK(gpuEventRecord(stop, 0));
+  const float ms = elapsed_ms([&] { matrix_rate_kernel<<<units, kThreads>>>(sink.ptr, cycles.ptr, kIterations); });
   GPU_CHECK(gpuGetLastError());
-  GPU_CHECK(gpuEventSynchronize(stop));
-  float ms = 0;
-  GPU_CHECK(gpuEventElapsedTime(&ms, start, stop));
-  (void)gpuEventDestroy(start);
-  (void)gpuEventDestroy(stop);
   const long long median = median_cycles(cycles.download());
   const double per_clock = matrix_flop_per_clock(kRateWaves, kRateChains, kIterations, kFlopPerMma, median);
   const double flops = static_cast<double>(units) * kRateWaves * kRateChains * kIterations * kFlopPerMma;
@@ -390,17 +398,9 @@ int main_checked(const Options& o) {
   Problem p(o.shape);
   if (o.direction == "bwd") run(p, "fwd");  // the backward's inputs O and LSE
   for (int i = 0; i < o.warmup; ++i) run(p, o.direction);
-  gpuEvent_t start, stop;
-  GPU_CHECK(gpuEventCreate(&start));
-  GPU_CHECK(gpuEventCreate(&stop));
-  GPU_CHECK(gpuEventRecord(start, 0));
-  for (int i = 0; i < o.reps; ++i) run(p, o.direction);
-  GPU_CHECK(gpuEventRecord(stop, 0));
-  GPU_CHECK(gpuEventSynchronize(stop));
-  float ms = 0;
-  GPU_CHECK(gpuEventElapsedTime(&ms, start, stop));
-  (void)gpuEventDestroy(start);
-  (void)gpuEventDestroy(stop);
+  const float ms = elapsed_ms([&] {
+    for (int i = 0; i < o.reps; ++i) run(p, o.direction);
+  });
   const double us = 1e3 * ms / o.reps;
   rows += measurement_row(arch, gpu, kPreset, o.shape, o.direction, "time_us", us, "us", o.source, cond);
   rows += measurement_row(arch, gpu, kPreset, o.shape, o.direction, "tflops", fa_flops(o.shape, o.direction) / (us * 1e-6) / 1e12,
