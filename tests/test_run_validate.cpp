@@ -245,6 +245,29 @@ TEST_CASE("validate reproduces run: a case measured at the simulator's own figur
   CHECK(run_attnsim("validate --max-mape 10 " + off).exit_code == 3);
 }
 
+TEST_CASE("validate: a measured zero has no relative error and the means are given per metric") {
+  // A forward has no atomics: the suite records 0 for l2_atomic_request_bytes, which has no relative
+  // error (it made the file's mean NaN before); the mean is the TFLOP/s row's own.
+  const std::string csv = temp_file("attnsim_validate_zero.csv", std::string(kHeader) +
+                                                                    "h100,H100,fa2 fwd,fa2,fwd,1,8,2,512,512,128,bf16,0,tflops,100,TFLOP/s,this test\n"
+                                                                    "h100,H100,fa2 fwd,fa2,fwd,1,8,2,512,512,128,bf16,0,l2_atomic_request_bytes,0,B,this test\n");
+  const Run v = run_attnsim("validate --json " + csv);
+  REQUIRE(v.exit_code == 0);
+  const auto j = nlohmann::json::parse(v.out);
+  REQUIRE(j["cases"].size() == 2);
+  CHECK(j["cases"][1]["modelled"]["error"].is_null());
+  CHECK(j["cases"][1]["pinned"]["error"].is_null());
+  CHECK(j["summary"]["values_without_relative_error"] == 1);
+  const double tflops_error = std::abs(j["cases"][0]["modelled"]["error"].get<double>());
+  CHECK(j["summary"]["mape_modelled_clock"].get<double>() == doctest::Approx(tflops_error));
+  CHECK(j["summary"]["mape_by_metric"].size() == 1);
+  CHECK(j["summary"]["mape_by_metric"]["tflops"]["values"] == 1);
+  CHECK(j["summary"]["mape_by_metric"]["tflops"]["mape_modelled_clock"].get<double>() == doctest::Approx(tflops_error));
+  const Run text = run_attnsim("validate " + csv);
+  CHECK(text.out.find("n/a") != std::string::npos);
+  CHECK(text.out.find("1 measured zero has no relative error") != std::string::npos);
+}
+
 TEST_CASE("validate --approximate simulates in the approximate tag mode as run --approximate does") {
   const std::string csv = self_measured_csv("attnsim_validate_approx.csv", "--approximate");
   const Run v = run_attnsim("validate --json --approximate " + csv);

@@ -246,6 +246,47 @@ TEST_CASE("the matrix rate probe's FLOPs per clock from a workgroup's cycles") {
   CHECK_FALSE(attn::parse_options({}).matrix_rate_probe);
 }
 
+TEST_CASE("the memory probe's bandwidth counts a copy's reads and writes") {
+  // 1 GiB read once in 0.25 ms: 2^30 / 2.5e-4 s = 4.294967296e12 B/s; copied, twice the bytes
+  // (attnsim micro's copy counts both); 4 MiB read 256 times in the same time, the same bytes.
+  CHECK(attn::stream_bandwidth(1ull << 30, 1, false, 0.25) == doctest::Approx(4.294967296e12));
+  CHECK(attn::stream_bandwidth(1ull << 30, 1, true, 0.25) == doctest::Approx(8.589934592e12));
+  CHECK(attn::stream_bandwidth(4ull << 20, 256, false, 0.25) == doctest::Approx(4.294967296e12));
+  CHECK_THROWS_AS(attn::stream_bandwidth(1ull << 30, 1, false, 0.0), attn::BadInput);
+  CHECK_THROWS_AS(attn::stream_bandwidth(0, 1, false, 1.0), attn::BadInput);
+  CHECK(attn::parse_options({"--memory-probe"}).memory_probe);
+  CHECK_FALSE(attn::parse_options({}).memory_probe);
+}
+
+TEST_CASE("the placement probe's summary tells breadth-first from depth-first placement") {
+  // 4 units, 3 workgroups each at once (a first wave of 12). Breadth-first, as attnsim places: id i
+  // on unit i % 4, so no consecutive pair shares a unit and each unit's ids are 4 apart.
+  std::vector<std::uint32_t> breadth(24), depth(24);
+  for (std::uint32_t i = 0; i < 24; ++i) {
+    breadth[i] = i % 4;
+    depth[i] = (i / 3) % 4;  // depth-first: 3 consecutive ids per unit
+  }
+  const attn::PlacementSummary b = attn::placement_summary(breadth, 12);
+  CHECK(b.neighbour_share == 0.0);
+  CHECK(b.common_stride == 4);
+  // Depth-first: of the 11 consecutive pairs, 8 share a unit (2 in each of the 4 triples).
+  const attn::PlacementSummary d = attn::placement_summary(depth, 12);
+  CHECK(d.neighbour_share == doctest::Approx(8.0 / 11.0));
+  CHECK(d.common_stride == 1);
+  // The H200's first ids (measurements/h200_placement_20261204.txt): ids 0 and 8 apart on no unit,
+  // 0 and 32 on one; over ids 0-39 the only repeats are 32 apart.
+  const std::vector<std::uint32_t> h200{128, 129, 130, 131, 124, 125, 126, 127, 0,   1,   16,  17,  32,  33,
+                                        48,  49,  2,   3,   18,  19,  34,  35,  50,  51,  64,  65,  78,  79,
+                                        92,  93,  106, 107, 128, 129, 130, 131, 124, 125, 126, 127};
+  const attn::PlacementSummary h = attn::placement_summary(h200, h200.size());
+  CHECK(h.neighbour_share == 0.0);
+  CHECK(h.common_stride == 32);
+  CHECK_THROWS_AS(attn::placement_summary(h200, h200.size() + 1), attn::BadInput);
+  CHECK(attn::parse_options({"--placement-probe", "58112"}).placement_probe_lds == 58112);
+  CHECK(attn::parse_options({}).placement_probe_lds == -1);
+  CHECK(bad_input({"--placement-probe", "-1"}) == "--placement-probe: expected LDS bytes >= 0");
+}
+
 TEST_CASE("harness options: shapes the kernels cannot run are refused by name") {
   const attn::Options o = attn::parse_options({"--direction", "bwd", "--batch", "2", "--heads", "16", "--seqlen", "4096", "--causal"});
   CHECK(o.shape.heads_q == 16);

@@ -36,6 +36,8 @@ struct Options {
   std::string conditions;         // appended to the conditions column (clocks seen, driver, date)
   bool dispatch_probe = false;    // run the dispatch probe instead (dispatch_probe.h)
   bool matrix_rate_probe = false; // run the matrix rate probe instead (matrix_rate_probe.h)
+  bool memory_probe = false;      // run the memory probe instead (memory_probe.h)
+  int placement_probe_lds = -1;   // >= 0: run the placement probe with this much dynamic LDS per workgroup (placement_probe.h)
 };
 
 // The dispatch probe's result: how far ahead of the id sequence a workgroup started. ticket[wg] is
@@ -46,6 +48,38 @@ inline std::int64_t largest_run_ahead(const std::vector<std::uint32_t>& ticket) 
   std::int64_t ahead = 0;
   for (std::size_t wg = 0; wg < ticket.size(); ++wg) ahead = std::max(ahead, static_cast<std::int64_t>(wg) - static_cast<std::int64_t>(ticket[wg]));
   return ahead;
+}
+
+// The placement probe's summary of the workgroups `0 .. first_wave - 1` (those that start together):
+// the share of consecutive id pairs (i, i + 1) that ran on the same compute unit, and the most
+// common difference between consecutive ids on one unit (the smallest of equals; 0 when no unit
+// ran two). Breadth-first placement (id i on unit i % units) gives 0 and `units`; depth-first
+// (k consecutive ids per unit) (k - 1) / k and 1. Contract: first_wave <= unit.size().
+struct PlacementSummary {
+  double neighbour_share = 0;
+  std::uint64_t common_stride = 0;
+};
+inline PlacementSummary placement_summary(const std::vector<std::uint32_t>& unit, std::size_t first_wave) {
+  if (first_wave > unit.size()) throw BadInput("placement probe: fewer workgroups than the first wave");
+  PlacementSummary p;
+  std::size_t same = 0;
+  for (std::size_t i = 0; i + 1 < first_wave; ++i) same += unit[i] == unit[i + 1] ? 1 : 0;
+  p.neighbour_share = first_wave > 1 ? static_cast<double>(same) / static_cast<double>(first_wave - 1) : 0;
+  std::map<std::uint32_t, std::size_t> last;      // unit -> the last id seen on it
+  std::map<std::uint64_t, std::size_t> strides;  // difference -> how often
+  for (std::size_t i = 0; i < first_wave; ++i) {
+    const auto it = last.find(unit[i]);
+    if (it != last.end()) ++strides[i - it->second];
+    last[unit[i]] = i;
+  }
+  std::size_t best = 0;
+  for (const auto& [stride, count] : strides) {
+    if (count > best) {
+      best = count;
+      p.common_stride = stride;
+    }
+  }
+  return p;
 }
 
 // Contract: throws BadInput unless ticket is a permutation of 0 .. n - 1 (each workgroup took one).
@@ -65,6 +99,14 @@ inline double matrix_flop_per_clock(int waves, int chains, int iterations, doubl
     throw BadInput("matrix rate probe: a workgroup reported " + std::to_string(cycles) + " cycles");
   }
   return static_cast<double>(waves) * chains * iterations * flop_per_mma / static_cast<double>(cycles);
+}
+
+// The memory probe's result in bytes per second: `passes` passes over a buffer of `bytes` in `ms`
+// milliseconds, a copy counting the bytes it reads and the bytes it writes (as attnsim micro does).
+// Contract: throws BadInput unless bytes, passes and ms are positive.
+inline double stream_bandwidth(std::uint64_t bytes, int passes, bool copy, double ms) {
+  if (bytes == 0 || passes <= 0 || !(ms > 0)) throw BadInput("memory probe: a launch took " + std::to_string(ms) + " ms");
+  return static_cast<double>(bytes) * passes * (copy ? 2 : 1) / (ms * 1e-3);
 }
 
 // The median of the workgroups' cycle counts (the upper middle of an even count). Contract: not empty.
@@ -100,6 +142,8 @@ inline const char* kUsage =
     "       attnsim_gpu --profile-csv FILE... (the shape flags of the profiled run) [--csv FILE]\n"
     "       attnsim_gpu --dispatch-probe   (does an XCD run ahead of the others? validation/README.md)\n"
     "       attnsim_gpu --matrix-rate-probe   (matrix FLOPs per clock per compute unit of mma())\n"
+    "       attnsim_gpu --memory-probe   (stream read, write and copy bandwidth of the whole GPU)\n"
+    "       attnsim_gpu --placement-probe LDS_BYTES   (which compute unit each workgroup of 128 threads runs on)\n"
     "Runs the validation kernels on random inputs, checks them against the CPU reference, times\n"
     "them and appends measurement rows for `attnsim validate`. Exit: 0 ok, 2 bad input, 3 results\n"
     "differ from the reference, 4 no GPU of this build's vendor, 1 internal error.\n";
@@ -145,6 +189,11 @@ inline Options parse_options(const std::vector<std::string>& args) {
       o.dispatch_probe = true;
     } else if (a == "--matrix-rate-probe") {
       o.matrix_rate_probe = true;
+    } else if (a == "--memory-probe") {
+      o.memory_probe = true;
+    } else if (a == "--placement-probe") {
+      o.placement_probe_lds = parse_int(a, value());
+      if (o.placement_probe_lds < 0) throw BadInput("--placement-probe: expected LDS bytes >= 0");
     } else {
       throw BadInput("unknown option '" + a + "'\n" + kUsage);
     }

@@ -17,6 +17,8 @@
 #include "../kernels/cpu_reference.h"
 #include "../kernels/dispatch_probe.h"
 #include "../kernels/matrix_rate_probe.h"
+#include "../kernels/memory_probe.h"
+#include "../kernels/placement_probe.h"
 #include "harness_core.h"
 
 namespace {
@@ -284,13 +286,17 @@ float elapsed_ms(Launch&& launch) {
   return ms;
 }
 
-// The dispatch probe (kernels/dispatch_probe.h): 16 rounds of the GPU's compute units with 8
+// The dispatch probe (kernels/dispatch_probe.h): 64 rounds of the GPU's compute units with 8
 // workgroups of 256 threads each, every eighth id spinning 8 times as long. Prints the largest
-// run-ahead and what it says about attnsim's dispatch.order.
+// run-ahead and what it says about attnsim's dispatch.order. The first workgroups start together
+// and take their tickets in no set order, so in-order dispatch still reads up to about one resident
+// set (an H200 read 0.37 of one, 2026-12-04); on an MI300X whose XCDs run ahead, the fast XCDs start
+// their 64th round when the slow one has started its 8th: by hand about (64 x 8 - 64 x 7 - 8) x 304
+// = 56 x 304 ids, 7 resident sets of 2432 (16 rounds gave 1.75, too close to the jitter to tell).
 int run_dispatch_probe(const std::string& gpu) {
   gpuDeviceProp prop;
   GPU_CHECK(gpuGetDeviceProperties(&prop, 0));
-  constexpr std::uint32_t kModulus = 8, kPerUnit = 8, kRounds = 16, kThreads = 256;
+  constexpr std::uint32_t kModulus = 8, kPerUnit = 8, kRounds = 64, kThreads = 256;
   const std::uint32_t units = static_cast<std::uint32_t>(prop.multiProcessorCount);
   const std::uint32_t workgroups = units * kPerUnit * kRounds;
   DeviceArray<std::uint32_t> counter(1), tickets(workgroups);
@@ -305,9 +311,10 @@ int run_dispatch_probe(const std::string& gpu) {
   const std::uint64_t resident = static_cast<std::uint64_t>(units) * kPerUnit;
   std::printf("dispatch probe on %s: %u workgroups of %u threads, %u compute units; every %uth id spins %dx longer.\n"
               "largest run-ahead: %lld ids (%.2f of the %llu workgroups that fit at once).\n"
-              "read: near 0 (a few ids of start-up jitter) means workgroups start in id order (attnsim: "
-              "dispatch.order = \"round_robin_blocking\"); many times the XCD count means XCDs run ahead of "
-              "each other (\"round_robin\", the shipped default).\n",
+              "read: at most about one resident set (the first workgroups take their tickets in no set order) "
+              "means workgroups start in id order (attnsim: dispatch.order = \"round_robin_blocking\"); several "
+              "(an MI300X by hand: about 7) means XCDs run ahead of each other (\"round_robin\", the shipped "
+              "default).\n",
               gpu.c_str(), workgroups, kThreads, units, kModulus, static_cast<int>(kLong / kShort), static_cast<long long>(ahead),
               static_cast<double>(ahead) / static_cast<double>(resident), static_cast<unsigned long long>(resident));
   return kExitOk;
@@ -345,6 +352,130 @@ int run_matrix_rate_probe(const std::string& gpu) {
   return kExitOk;
 }
 
+// The memory probe (kernels/memory_probe.h): stream read, write and copy of a 1 GiB buffer (beyond
+// every cache: the HBM) and 64 read passes over a 16 MiB one (held by the L2: an H200's 50 MB, an
+// MI300X's eight 4 MB, each holding its XCD's 2 MiB; 4 MiB gave each thread one word a pass, and a
+// pass's fixed work and one load's latency held an H200 to 2.8 TB/s), each launch the GPU's
+// full occupancy of 256-thread workgroups, timed over 10 launches after 2 warm-ups. Prints the
+// bandwidths beside the `attnsim micro` command that simulates each.
+int run_memory_probe(const std::string& gpu, const std::string& arch) {
+  gpuDeviceProp prop;
+  GPU_CHECK(gpuGetDeviceProperties(&prop, 0));
+  constexpr unsigned kThreads = 256;
+  const unsigned blocks = static_cast<unsigned>(prop.multiProcessorCount) *
+                          std::max(1u, static_cast<unsigned>(prop.maxThreadsPerMultiProcessor) / kThreads);
+  constexpr std::uint64_t kHbmBytes = 1ull << 30, kL2Bytes = 16ull << 20;
+  constexpr int kReps = 10, kWarmup = 2;
+  DeviceArray<Word16> src(kHbmBytes / sizeof(Word16)), dst(kHbmBytes / sizeof(Word16));
+  DeviceArray<std::uint32_t> sink(1);
+  GPU_CHECK(gpuMemset(src.ptr, 0, kHbmBytes));
+  GPU_CHECK(gpuMemset(dst.ptr, 0, kHbmBytes));
+  std::printf("memory probe on %s: %u workgroups of %u threads, %d x 16-byte words per thread and step; mean of %d launches "
+              "after %d warm-up\n",
+              gpu.c_str(), blocks, kThreads, kProbeWordsPerStep, kReps, kWarmup);
+  struct Case {
+    const char* pattern;
+    const char* level;
+    std::uint64_t bytes;
+    int passes;
+  };
+  const Case cases[] = {{"stream-read", "hbm", kHbmBytes, 1}, {"stream-write", "hbm", kHbmBytes, 1},
+                        {"copy", "hbm", kHbmBytes, 1}, {"stream-read", "l2", kL2Bytes, 64}};
+  for (const Case& c : cases) {
+    const std::size_t words = c.bytes / sizeof(Word16);
+    const std::string pattern = c.pattern;
+    const auto launch = [&] {
+      if (pattern == "stream-read") {
+        memory_probe_kernel<StreamPattern::read><<<blocks, kThreads>>>(src.ptr, dst.ptr, words, c.passes, sink.ptr);
+      } else if (pattern == "stream-write") {
+        memory_probe_kernel<StreamPattern::write><<<blocks, kThreads>>>(src.ptr, dst.ptr, words, c.passes, sink.ptr);
+      } else {
+        memory_probe_kernel<StreamPattern::copy><<<blocks, kThreads>>>(src.ptr, dst.ptr, words, c.passes, sink.ptr);
+      }
+    };
+    for (int i = 0; i < kWarmup; ++i) launch();
+    GPU_CHECK(gpuGetLastError());
+    GPU_CHECK(gpuDeviceSynchronize());
+    const float ms = elapsed_ms([&] {
+      for (int i = 0; i < kReps; ++i) launch();
+    });
+    GPU_CHECK(gpuGetLastError());
+    const double bw = stream_bandwidth(c.bytes, c.passes, pattern == "copy", ms / kReps);
+    std::printf("%-12s %-3s %6llu MiB x %3d passes: %7.3f TB/s (%.3f ms per launch)   attnsim micro --arch %s --pattern %s "
+                "--level %s --footprint %lluMiB\n",
+                c.pattern, c.level, static_cast<unsigned long long>(c.bytes >> 20), c.passes, bw / 1e12,
+                static_cast<double>(ms) / kReps, arch.empty() ? "?" : arch.c_str(), c.pattern, c.level,
+                static_cast<unsigned long long>(c.bytes >> 20));
+  }
+  // The read streams against the requests each unit can have outstanding: k workgroups of 64
+  // threads per unit, each thread four 16-byte words at once, ask for at most 32 k lines of 128 B.
+  std::printf("in-flight sweep: stream-read by k workgroups of 64 threads per unit (at most 32 k lines of 128 B in flight "
+              "per unit; attnsim micro ... --inflight 32k)\n");
+  constexpr unsigned kSweepThreads = 64;
+  for (const unsigned k : {1u, 2u, 3u, 4u, 6u, 8u, 12u, 16u, 24u, 32u}) {
+    const unsigned sweep_blocks = static_cast<unsigned>(prop.multiProcessorCount) * k;
+    double bw[2] = {0, 0};
+    for (int level = 0; level < 2; ++level) {
+      const std::uint64_t bytes = level == 0 ? kHbmBytes : kL2Bytes;
+      const int passes = level == 0 ? 1 : 64;
+      const std::size_t words = bytes / sizeof(Word16);
+      const auto launch = [&] {
+        memory_probe_kernel<StreamPattern::read><<<sweep_blocks, kSweepThreads>>>(src.ptr, dst.ptr, words, passes, sink.ptr);
+      };
+      for (int i = 0; i < kWarmup; ++i) launch();
+      GPU_CHECK(gpuGetLastError());
+      GPU_CHECK(gpuDeviceSynchronize());
+      const float ms = elapsed_ms([&] {
+        for (int i = 0; i < kReps; ++i) launch();
+      });
+      GPU_CHECK(gpuGetLastError());
+      bw[level] = stream_bandwidth(bytes, passes, false, ms / kReps);
+    }
+    std::printf("  k %2u  lines %4u  hbm (1024 MiB) %7.3f TB/s  l2 (16 MiB) %7.3f TB/s\n", k, 32 * k, bw[0] / 1e12, bw[1] / 1e12);
+  }
+  return kExitOk;
+}
+
+// The placement probe (kernels/placement_probe.h): four waves of 128-thread workgroups that each ask
+// for `lds` bytes of dynamic LDS (so as many fit per compute unit as with a kernel of that size:
+// 58112 is the d=128 forward's), each spinning about 100 us so that the first wave starts together.
+// Prints how many fit, the summary of the first wave's placement and the units of its first ids.
+int run_placement_probe(const std::string& gpu, int lds) {
+  gpuDeviceProp prop;
+  GPU_CHECK(gpuGetDeviceProperties(&prop, 0));
+  constexpr unsigned kThreads = 128;
+  allow_lds(placement_probe_kernel, lds);
+  int per_unit = 0;
+  GPU_CHECK(gpuOccupancyMaxActiveBlocksPerMultiprocessor(&per_unit, placement_probe_kernel, kThreads, static_cast<std::size_t>(lds)));
+  if (per_unit < 1) throw BadInput("--placement-probe: " + std::to_string(lds) + " bytes of LDS leave no room for a workgroup");
+  const auto units = static_cast<std::uint32_t>(prop.multiProcessorCount);
+  const std::uint32_t first_wave = units * static_cast<std::uint32_t>(per_unit), workgroups = 4 * first_wave;
+  DeviceArray<std::uint32_t> unit(workgroups);
+  DeviceArray<unsigned long long> started(workgroups);
+  constexpr long long kSpin = 200000;  // clock64 ticks: about 100 us at 2 GHz
+  placement_probe_kernel<<<workgroups, kThreads, static_cast<std::size_t>(lds)>>>(unit.ptr, started.ptr, kSpin);
+  GPU_CHECK(gpuGetLastError());
+  GPU_CHECK(gpuDeviceSynchronize());
+  const std::vector<std::uint32_t> u = unit.download();
+  const std::vector<unsigned long long> t = started.download();
+  const PlacementSummary p = placement_summary(u, first_wave);
+  // How far apart the first wave started, and when the second did (NVIDIA: ns; AMD: the 100 MHz counter's ticks).
+  const auto [first, last] = std::minmax_element(t.begin(), t.begin() + first_wave);
+  const unsigned long long second = *std::min_element(t.begin() + first_wave, t.end());
+  std::printf("placement probe on %s: %u workgroups of %u threads with %d bytes of LDS each, %d per compute unit "
+              "(%u at once on %u units).\n"
+              "first wave: %.3f of consecutive id pairs on the same unit; most common id stride on a unit %llu; "
+              "started within %llu timer ticks, the next id %llu ticks after the first (%s).\n"
+              "units of ids 0-63:",
+              gpu.c_str(), workgroups, kThreads, lds, per_unit, first_wave, units, p.neighbour_share,
+              static_cast<unsigned long long>(p.common_stride), *last - *first, second - *first,
+              kVendor == Vendor::nvidia ? "ns" : "100 MHz ticks");
+  for (std::uint32_t i = 0; i < std::min<std::uint32_t>(64, workgroups); ++i) std::printf(" %u", u[i]);
+  std::printf("\nread: attnsim gives a one-die GPU's workgroups to the unit with the most room (share 0, stride = "
+              "the unit count); a share near (k - 1) / k and stride 1 means k consecutive ids per unit.\n");
+  return kExitOk;
+}
+
 int main_checked(const Options& o) {
   int devices = 0;
   if (gpuGetDeviceCount(&devices) != gpuSuccess || devices == 0) {
@@ -359,6 +490,8 @@ int main_checked(const Options& o) {
   if (arch.empty()) std::fprintf(stderr, "attnsim_gpu: warning: no attnsim config models '%s'; the arch column is empty\n", gpu.c_str());
   if (o.dispatch_probe) return run_dispatch_probe(gpu);
   if (o.matrix_rate_probe) return run_matrix_rate_probe(gpu);
+  if (o.memory_probe) return run_memory_probe(gpu, arch);
+  if (o.placement_probe_lds >= 0) return run_placement_probe(gpu, o.placement_probe_lds);
   const std::string cond = conditions(o, gpu);
   std::string rows;
   if (!o.profile_csvs.empty()) {

@@ -189,6 +189,7 @@ ATTN_DEVICE inline int lane_id() { return static_cast<int>(threadIdx.x % 32); }
 #define gpuDeviceProp hipDeviceProp_t
 #define gpuGetDeviceProperties hipGetDeviceProperties
 #define gpuDeviceGetAttribute hipDeviceGetAttribute
+#define gpuOccupancyMaxActiveBlocksPerMultiprocessor hipOccupancyMaxActiveBlocksPerMultiprocessor
 inline const char* kRuntimeName = "HIP";
 #elif defined(ATTN_GPU_NVIDIA)
 #define gpuError_t cudaError_t
@@ -212,6 +213,7 @@ inline const char* kRuntimeName = "HIP";
 #define gpuDeviceProp cudaDeviceProp
 #define gpuGetDeviceProperties cudaGetDeviceProperties
 #define gpuDeviceGetAttribute cudaDeviceGetAttribute
+#define gpuOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
 inline const char* kRuntimeName = "CUDA";
 #endif
 

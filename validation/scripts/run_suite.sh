@@ -107,12 +107,22 @@ profile() {
 # legacy mma.sync, whose rate the configs take from a weak source). Kept the same way.
 "$bin" --matrix-rate-probe | tee "${out%.csv}_matrix_rate_probe.txt" || echo "run_suite: the matrix rate probe failed" >&2
 
+# The memory probe: stream read, write and copy bandwidth of the whole GPU, each beside the `attnsim
+# micro` command that simulates it. Kept the same way.
+"$bin" --memory-probe | tee "${out%.csv}_memory_probe.txt" || echo "run_suite: the memory probe failed" >&2
+# The placement probe: which compute unit each workgroup runs on, with as many per unit as the
+# d=128 forward fits (58112 bytes of LDS) and with no LDS. Kept the same way.
+{ "$bin" --placement-probe 58112 && "$bin" --placement-probe 0; } | tee "${out%.csv}_placement_probe.txt" ||
+  echo "run_suite: the placement probe failed" >&2
+
 if [[ $quick == 1 ]]; then seqlens=(1024 4096); dims=(128); else seqlens=(1024 2048 4096 8192 16384); dims=(64 128); fi
 failed=0
-for direction in fwd bwd; do
-  for causal in 0 1; do
-    for d in "${dims[@]}"; do
-      for n in "${seqlens[@]}"; do
+# Shortest sequences first, every kind of case at each length: a run stopped early (a time limit on
+# a borrowed machine) keeps whole sets of cases rather than one direction only.
+for n in "${seqlens[@]}"; do
+  for d in "${dims[@]}"; do
+    for direction in fwd bwd; do
+      for causal in 0 1; do
         batch=$((16384 / n > 0 ? 16384 / n : 1))
         shape=(--direction "$direction" --batch "$batch" --heads 16 --seqlen "$n" --head-dim "$d")
         [[ $causal == 1 ]] && shape+=(--causal)
@@ -122,7 +132,8 @@ for direction in fwd bwd; do
           [[ -s "$out" ]] || head -1 "$work/timed.csv" >"$out"
           tail -n +2 "$work/timed.csv" | sed "s/\"\$/; ${seen}\"/" >>"$out"
           rm -f "$work/timed.csv"
-          profile "${shape[@]}" --conditions "$seen"
+          # A profiler that fails (no access to the counters, say) loses this case's counters only.
+          profile "${shape[@]}" --conditions "$seen" || echo "run_suite: ${shape[*]}: the profiler failed; its time is recorded, its counters not" >&2
         else
           rc=$?
           if [[ $rc == 3 ]]; then failed=3; elif [[ $failed == 0 ]]; then failed=$rc; fi
