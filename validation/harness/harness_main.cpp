@@ -286,6 +286,19 @@ float elapsed_ms(Launch&& launch) {
   return ms;
 }
 
+// The mean milliseconds of `reps` calls of `launch()` timed together, after `warmup` untimed ones.
+template <class Launch>
+double mean_launch_ms(Launch&& launch, int warmup, int reps) {
+  for (int i = 0; i < warmup; ++i) launch();
+  GPU_CHECK(gpuGetLastError());
+  GPU_CHECK(gpuDeviceSynchronize());
+  const float ms = elapsed_ms([&] {
+    for (int i = 0; i < reps; ++i) launch();
+  });
+  GPU_CHECK(gpuGetLastError());
+  return static_cast<double>(ms) / reps;
+}
+
 // The dispatch probe (kernels/dispatch_probe.h): 64 rounds of the GPU's compute units with 8
 // workgroups of 256 threads each, every eighth id spinning 8 times as long. Prints the largest
 // run-ahead and what it says about attnsim's dispatch.order. The first workgroups start together
@@ -393,18 +406,12 @@ int run_memory_probe(const std::string& gpu, const std::string& arch) {
         memory_probe_kernel<StreamPattern::copy><<<blocks, kThreads>>>(src.ptr, dst.ptr, words, c.passes, sink.ptr);
       }
     };
-    for (int i = 0; i < kWarmup; ++i) launch();
-    GPU_CHECK(gpuGetLastError());
-    GPU_CHECK(gpuDeviceSynchronize());
-    const float ms = elapsed_ms([&] {
-      for (int i = 0; i < kReps; ++i) launch();
-    });
-    GPU_CHECK(gpuGetLastError());
-    const double bw = stream_bandwidth(c.bytes, c.passes, pattern == "copy", ms / kReps);
+    const double ms = mean_launch_ms(launch, kWarmup, kReps);
+    const double bw = stream_bandwidth(c.bytes, c.passes, pattern == "copy", ms);
     std::printf("%-12s %-3s %6llu MiB x %3d passes: %7.3f TB/s (%.3f ms per launch)   attnsim micro --arch %s --pattern %s "
                 "--level %s --footprint %lluMiB\n",
                 c.pattern, c.level, static_cast<unsigned long long>(c.bytes >> 20), c.passes, bw / 1e12,
-                static_cast<double>(ms) / kReps, arch.empty() ? "?" : arch.c_str(), c.pattern, c.level,
+                ms, arch.empty() ? "?" : arch.c_str(), c.pattern, c.level,
                 static_cast<unsigned long long>(c.bytes >> 20));
   }
   // The read streams against the requests each unit can have outstanding: k workgroups of 64
@@ -422,14 +429,7 @@ int run_memory_probe(const std::string& gpu, const std::string& arch) {
       const auto launch = [&] {
         memory_probe_kernel<StreamPattern::read><<<sweep_blocks, kSweepThreads>>>(src.ptr, dst.ptr, words, passes, sink.ptr);
       };
-      for (int i = 0; i < kWarmup; ++i) launch();
-      GPU_CHECK(gpuGetLastError());
-      GPU_CHECK(gpuDeviceSynchronize());
-      const float ms = elapsed_ms([&] {
-        for (int i = 0; i < kReps; ++i) launch();
-      });
-      GPU_CHECK(gpuGetLastError());
-      bw[level] = stream_bandwidth(bytes, passes, false, ms / kReps);
+      bw[level] = stream_bandwidth(bytes, passes, false, mean_launch_ms(launch, kWarmup, kReps));
     }
     std::printf("  k %2u  lines %4u  hbm (1024 MiB) %7.3f TB/s  l2 (16 MiB) %7.3f TB/s\n", k, 32 * k, bw[0] / 1e12, bw[1] / 1e12);
   }
@@ -530,11 +530,7 @@ int main_checked(const Options& o) {
   }
   Problem p(o.shape);
   if (o.direction == "bwd") run(p, "fwd");  // the backward's inputs O and LSE
-  for (int i = 0; i < o.warmup; ++i) run(p, o.direction);
-  const float ms = elapsed_ms([&] {
-    for (int i = 0; i < o.reps; ++i) run(p, o.direction);
-  });
-  const double us = 1e3 * ms / o.reps;
+  const double us = 1e3 * mean_launch_ms([&] { run(p, o.direction); }, o.warmup, o.reps);
   rows += measurement_row(arch, gpu, kPreset, o.shape, o.direction, "time_us", us, "us", o.source, cond);
   rows += measurement_row(arch, gpu, kPreset, o.shape, o.direction, "tflops", fa_flops(o.shape, o.direction) / (us * 1e-6) / 1e12,
                           "TFLOP/s", o.source, cond);
