@@ -257,8 +257,12 @@ KernelSchedule fa2() {
   f.stages = 2;     // estimate (cp.async double buffering of K/V)
   f.grid = GridOrder::blocks_first;  // grid (num_m_block, b, h)
   f.mfma = "mma.sync.m16n8k16.f32.bf16";
-  f.vgprs = 255;    // estimate
-  f.lds_bytes = 49152;  // estimate (Q 128x128 + K, V 64x128, bf16)
+  // Measured (validation/measurements/h200_detail_20261204/h200_torch_fa2_ncu_raw_20261204.csv: ncu on
+  // torch 2.11's flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4>> on an H200): 255
+  // registers, 65536 B of shared memory (Q 128x128 + K, V 64x128, bf16; the estimate was 49152),
+  // two workgroups per SM.
+  f.vgprs = 255;
+  f.lds_bytes = 65536;
   f.loop = borrowed(aiter_fwd_density(), "FlashAttention-2");
   // The softmax's VALU and exp per score, counted from FlashAttention-2's source (FA2-SRC:
   // csrc/flash_attn/src/softmax.h and mask.h), not aiter's (whose bf16 rounding takes 4-6 VALU per
@@ -294,8 +298,8 @@ KernelSchedule fa2() {
   b.preprocess_rows = 64;
   b.convert_rows = 64;
   b.mfma = "mma.sync.m16n8k16.f32.bf16";
-  b.vgprs = 255;
-  b.lds_bytes = 147456;  // "smem >= 144 KB" selects these traits
+  b.vgprs = 255;          // measured as the forward's (ncu on torch 2.11's flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel)
+  b.lds_bytes = 147456;  // "smem >= 144 KB" selects these traits; ncu measured 147456
   b.loop = borrowed(aiter_bwd_density(false), "FlashAttention-2");
   // Per score, from FA2-SRC flash_bwd_kernel.h: P recomputed as exp2f of an FFMA with the row's LSE
   // (1 VALU, 1 exp; no running max, so no exp per row), dS = P (dP - D) (2), and P and dS packed to
