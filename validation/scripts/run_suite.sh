@@ -57,6 +57,9 @@ tag=$(echo "$gpu" | tr '[:upper:] ' '[:lower:]_' | tr -cd 'a-z0-9_')
 echo "run_suite: $gpu ($vendor), writing $out"
 
 # The clocks the GPU ran at while a command ran (sampled every 100 ms; NVIDIA) or after it (AMD).
+# nvidia-smi's clocks.sm is the clock applied, not the effective one: on an H200 it read 1980 MHz
+# while ncu's cycles over duration (the ..._SM clock seen ... (ncu)" of the counter rows) and the
+# matrix rate probe's cycles over time gave 1780-1936 MHz for kernels of the same durations.
 clocks_during() {
   if [[ $vendor == nvidia ]]; then
     nvidia-smi --query-gpu=clocks.sm,clocks.mem --format=csv,noheader,nounits -lms 100 >"$work/clocks" 2>/dev/null &
@@ -65,7 +68,7 @@ clocks_during() {
     local rc=$?
     kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true; sampler=""
     seen=$(awk -F', *' 'NF >= 2 { if (!n || $1 < lo) lo = $1; if ($1 > hi) hi = $1; m = $2; n++ }
-                        END { if (n) printf "SM clock seen %d-%d MHz; memory %d MHz (nvidia-smi; %d samples)", lo, hi, m, n }' "$work/clocks")
+                        END { if (n) printf "SM clock applied %d-%d MHz; memory %d MHz (nvidia-smi clocks.sm; %d samples; not the effective clock under load: an H200 read 1980 where its cycles over time gave 1780-1936)", lo, hi, m, n }' "$work/clocks")
     seen="$seen; driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
     seen=$(printf '%s' "$seen" | tr -d ',"/&\\')
     return $rc
