@@ -96,6 +96,9 @@ struct MatrixInstruction {
   std::uint32_t simds = 1;               // SIMDs (sub-partitions) one instruction occupies
   std::uint32_t cycles = 0;              // issue-to-issue cycles on those SIMDs
   std::uint32_t valu_coexec_cycles = 0;  // of those, cycles open to independent VALU issue
+  // Cycles from issue until a dependent instruction may read the result; 0: not modelled (results
+  // when the pipe frees, `cycles` after issue).
+  std::uint32_t latency = 0;
   // 0: the shape is fixed. Else N may be any multiple of n_step up to n, the cycles in proportion
   // (Hopper's wgmma: .m64nNk16, N = 8..256 in steps of 8).
   std::uint32_t n_step = 0;

@@ -260,12 +260,12 @@ ParamDecl schema_version_param() {
 std::optional<ParamIssue> read_instruction(const toml::table& t, MatrixInstruction& out) {
   static const std::array<std::string_view, 9> keys{"name", "dtype", "m", "n", "k", "blocks", "simds", "cycles",
                                                     "valu_coexec_cycles"};
-  constexpr std::string_view kOptional = "n_step";
+  constexpr std::string_view kOptional = "n_step", kOptionalLatency = "latency";
   for (const auto& [k, v] : t) {
-    if (k.str() != kOptional && std::find(keys.begin(), keys.end(), k.str()) == keys.end()) {
+    if (k.str() != kOptional && k.str() != kOptionalLatency && std::find(keys.begin(), keys.end(), k.str()) == keys.end()) {
       return ParamIssue{"unknown field '" + std::string(k.str()) +
                             "' in a matrix instruction (fields: name, dtype, m, n, k, blocks, simds, cycles, "
-                            "valu_coexec_cycles, and optionally n_step)",
+                            "valu_coexec_cycles, and optionally n_step and latency)",
                         &v};
     }
   }
@@ -307,6 +307,14 @@ std::optional<ParamIssue> read_instruction(const toml::table& t, MatrixInstructi
                           " exceeds the instruction's " + std::to_string(out.cycles) + " cycles",
                       t.get("valu_coexec_cycles")};
   }
+  if (const toml::node* lat = t.get(kOptionalLatency)) {
+    if (!lat->is_integer() || lat->as_integer()->get() < out.cycles || lat->as_integer()->get() > 4096) {
+      return ParamIssue{"field 'latency': expected an integer in [cycles = " + std::to_string(out.cycles) +
+                            ", 4096] (a result is not ready before the instruction leaves the pipe), got " + describe(*lat),
+                        lat};
+    }
+    out.latency = static_cast<std::uint32_t>(lat->as_integer()->get());
+  }
   if (const toml::node* step = t.get(kOptional)) {
     if (!step->is_integer() || step->as_integer()->get() < 1 || step->as_integer()->get() > out.n) {
       return ParamIssue{"field 'n_step': expected an integer in [1, n = " + std::to_string(out.n) + "], got " +
@@ -330,8 +338,10 @@ std::optional<ParamIssue> read_instruction(const toml::table& t, MatrixInstructi
 ParamDecl matrix_instructions_param() {
   ParamDecl d;
   d.path = "cu.matrix.instructions";
-  d.description = "matrix instruction shapes: name, dtype, m, n, k, blocks, simds, cycles, valu_coexec_cycles (n_step: N variable)";
-  d.expected = "an array of inline tables {name, dtype, m, n, k, blocks, simds, cycles, valu_coexec_cycles[, n_step]}";
+  d.description =
+      "matrix instruction shapes: name, dtype, m, n, k, blocks, simds, cycles, valu_coexec_cycles (n_step: N variable; "
+      "latency: issue to dependent use)";
+  d.expected = "an array of inline tables {name, dtype, m, n, k, blocks, simds, cycles, valu_coexec_cycles[, n_step][, latency]}";
   d.assign = [](GpuSpec& s, const toml::node& n) -> std::optional<ParamIssue> {
     const toml::array* arr = n.as_array();
     if (!arr || arr->empty()) return ParamIssue{"expected a non-empty array of inline tables, got " + describe(n)};
@@ -368,6 +378,7 @@ ParamDecl matrix_instructions_param() {
                      {"cycles", i.cycles},
                      {"valu_coexec_cycles", i.valu_coexec_cycles},
                      {"n_step", i.n_step},
+                     {"latency", i.latency},
                      {"flops", i.flops()}});
     }
     return arr;

@@ -8,6 +8,7 @@ PipeCosts::PipeCosts(const arch::GpuSpec& gpu, const arch::MatrixInstruction* m,
   if (m) {
     mfma = engine.ticks(static_cast<double>(m->cycles) * m->simds);
     mfma_block = engine.ticks(static_cast<double>(m->cycles - m->valu_coexec_cycles));
+    if (m->latency > m->cycles) mfma_result = engine.ticks(static_cast<double>(m->latency - m->cycles));
   }
   valu = engine.ticks(static_cast<double>(gpu.cu.wave_size) / gpu.cu.valu_lanes_per_simd);
   trans = engine.ticks(static_cast<double>(gpu.cu.wave_size) / gpu.cu.trans_lanes_per_simd);
@@ -46,6 +47,8 @@ Tick ComputeUnit::compute(Tick now, const GroupWork& w, const PipeCosts& pc, Wai
     }
     busy_union_ += std::max<Tick>(0, std::max(matrix_free_[s], vector_free_[s]) - std::max(now, busy_until));
   }
+  // The last instruction's result: `latency` after its issue, past the pipe's free time.
+  if (matrix_work) matrix_done += pc.mfma_result;
   matrix_busy_ += matrix_work * w.simds;
   vector_busy_ += vector_work * w.simds;
   // A batch of iterations reads the LDS as its iterations would, one share per iteration's stretch

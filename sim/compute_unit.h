@@ -19,6 +19,7 @@ namespace attnsim::sim {
 struct PipeCosts {
   Tick mfma = 0;        // matrix-pipe time of one instruction on one SIMD
   Tick mfma_block = 0;  // of that, time the SIMD's VALU cannot co-issue
+  Tick mfma_result = 0; // an operation's results after its last instruction leaves the pipe (latency - cycles)
   Tick valu = 0;        // one VALU instruction of a wave
   Tick trans = 0;       // one transcendental instruction of a wave
   Tick barrier = 0;     // one s_barrier round trip

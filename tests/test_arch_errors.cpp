@@ -110,9 +110,9 @@ TEST_CASE("inconsistent values are rejected at the key that breaks the rule") {
 TEST_CASE("matrix instructions are checked field by field and against the dtype's peak") {
   const std::string unknown_field =
       edited(base(), "k = 8, blocks = 1, simds = 1, cycles = 32, valu_coexec_cycles = 28 },  # src: MIC, BLOG-MFMA\n  { name = \"v_mfma_f32_16x16x16_bf16\"",
-             "k = 8, blocks = 1, simds = 1, cycles = 32, valu_coexec_cycles = 28, latency = 4 },  # src: MIC, BLOG-MFMA\n  { name = \"v_mfma_f32_16x16x16_bf16\"");
+             "k = 8, blocks = 1, simds = 1, cycles = 32, valu_coexec_cycles = 28, issue_width = 4 },  # src: MIC, BLOG-MFMA\n  { name = \"v_mfma_f32_16x16x16_bf16\"");
   const std::string msg = load_error(unknown_field);
-  CHECK(msg.find("key 'cu.matrix.instructions': unknown field 'latency' in a matrix instruction") != std::string::npos);
+  CHECK(msg.find("key 'cu.matrix.instructions': unknown field 'issue_width' in a matrix instruction") != std::string::npos);
   CHECK(msg.rfind("cfg.toml:" + std::to_string(line_of(unknown_field, "  { name = \"v_mfma_f32_32x32x8_bf16\"")) + ":", 0) == 0);
 
   const std::string too_fast = edited(base(), "k = 8, blocks = 1, simds = 1, cycles = 32, valu_coexec_cycles = 28 },  # src: MIC, BLOG-MFMA\n  { name = \"v_mfma_f32_16x16x16_bf16\"",
@@ -150,6 +150,19 @@ TEST_CASE("a variable-N matrix instruction's step must divide N and leave whole 
   CHECK(load_error(with_step("2")) == "");
   CHECK(load_error(with_step("1")).find("field 'n_step': 1 must divide n (256) and leave whole cycles per slice") !=
         std::string::npos);
+}
+
+TEST_CASE("a matrix instruction's latency is at least its cycles") {
+  const std::string h200 = test::shipped_config_text("h200");
+  CHECK(load_error(h200) == "");
+  const auto with_latency = [&](const std::string& latency) {
+    return edited(h200, "cycles = 6, valu_coexec_cycles = 0, latency = 24 }", "cycles = 6, valu_coexec_cycles = 0, latency = " + latency + " }");
+  };
+  CHECK(load_error(with_latency("6")) == "");  // results as the instruction leaves the pipe
+  CHECK(load_error(with_latency("5")).find("field 'latency': expected an integer in [cycles = 6, 4096] (a result is not "
+                                           "ready before the instruction leaves the pipe), got the integer 5") !=
+        std::string::npos);
+  CHECK(load_error(with_latency("\"24\"")).find("field 'latency': expected an integer") != std::string::npos);
 }
 
 TEST_CASE("an unsupported schema version is rejected") {

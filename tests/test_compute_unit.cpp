@@ -32,6 +32,29 @@ TEST_CASE("matrix work: 32 cycles per 32x32x8 MFMA on every SIMD the group spans
   CHECK(cu.matrix_busy() == 2 * 4 * 128'000);
 }
 
+TEST_CASE("an operation's matrix results come the instruction's latency after its last issue and the pipe frees earlier") {
+  // H200's mma.sync.m16n8k16: 6 cycles per instruction, latency 24 (measured, H200-PROBE). Four
+  // instructions on one sub-partition: the last issues at 18, its result is ready at 18 + 24 = 42;
+  // the pipe is free at 24, so a second group's four end at 48 and are ready at 66.
+  const auto& gpu = test::gpu("h200");
+  const arch::MatrixInstruction* mma = nullptr;
+  for (const auto& m : gpu.cu.matrix_instructions) {
+    if (m.name == "mma.sync.m16n8k16.f32.bf16") mma = &m;
+  }
+  REQUIRE(mma != nullptr);
+  REQUIRE(mma->latency == 24);
+  const PipeCosts pc(gpu, mma, Clock(1e9));
+  CHECK(pc.mfma_result == 18'000);
+  ComputeUnit cu(gpu, 1e9);
+  workloads::OpCost four;
+  four.mfma = 4;
+  CHECK(cu.compute(0, GroupWork{0, 1, &four, false, {}}, pc) == 42'000);
+  CHECK(cu.compute(0, GroupWork{0, 1, &four, false, {}}, pc) == 66'000);
+  CHECK(cu.matrix_busy() == 48'000);
+  // Without a latency (the MI300X configs) results come when the pipe frees (the case above).
+  CHECK(PipeCosts(test::gpu("mi300x"), &mfma32(test::gpu("mi300x")), Clock(1e9)).mfma_result == 0);
+}
+
 TEST_CASE("VALU work of another wave overlaps MFMAs except for their blocked cycles") {
   const auto& gpu = test::gpu("mi300x");
   const PipeCosts pc(gpu, &mfma32(gpu), Clock(1e9));

@@ -336,7 +336,8 @@ int run_dispatch_probe(const std::string& gpu) {
 // The matrix rate probe (kernels/matrix_rate_probe.h): one workgroup of kRateWaves waves per compute
 // unit, each wave kRateChains independent chains of mma(). Prints the matrix FLOPs per clock per
 // compute unit (from the workgroups' own cycle counts, so whatever clock they ran at) beside the
-// peak attnsim's config gives the fastest matrix instruction of the GPU.
+// peak attnsim's config gives the fastest matrix instruction of the GPU; then one wave's chain of
+// dependent mma(): the cycles per mma(), its result latency.
 int run_matrix_rate_probe(const std::string& gpu) {
   gpuDeviceProp prop;
   GPU_CHECK(gpuGetDeviceProperties(&prop, 0));
@@ -345,10 +346,10 @@ int run_matrix_rate_probe(const std::string& gpu) {
   constexpr unsigned kThreads = kRateWaves * kWaveLanes;
   DeviceArray<float> sink(units);
   DeviceArray<long long> cycles(units);
-  matrix_rate_kernel<<<units, kThreads>>>(sink.ptr, cycles.ptr, kIterations / 10);  // warm-up: clocks up, code loaded
+  matrix_rate_kernel<kRateChains><<<units, kThreads>>>(sink.ptr, cycles.ptr, kIterations / 10);  // warm-up: clocks up, code loaded
   GPU_CHECK(gpuGetLastError());
   GPU_CHECK(gpuDeviceSynchronize());
-  const float ms = elapsed_ms([&] { matrix_rate_kernel<<<units, kThreads>>>(sink.ptr, cycles.ptr, kIterations); });
+  const float ms = elapsed_ms([&] { matrix_rate_kernel<kRateChains><<<units, kThreads>>>(sink.ptr, cycles.ptr, kIterations); });
   GPU_CHECK(gpuGetLastError());
   const long long median = median_cycles(cycles.download());
   const double per_clock = matrix_flop_per_clock(kRateWaves, kRateChains, kIterations, kFlopPerMma, median);
@@ -359,9 +360,21 @@ int run_matrix_rate_probe(const std::string& gpu) {
               "read: attnsim's configs give the fastest matrix instruction's peak (H100/H200 wgmma 4096 FLOP "
               "per clock per SM; MI300X bf16 MFMA 2048 per CU) and this instruction's cycles "
               "(cu.matrix.instructions: H100/H200 mma.sync.m16n8k16 at 6 cycles per sub-partition = 2731 per "
-              "SM, from a weak source, docs/sources.md HOPPER-MMA).\n",
+              "SM, measured on an H200, docs/sources.md H200-PROBE).\n",
               gpu.c_str(), units, kRateWaves, kRateChains, kIterations, kMmaName, per_clock, median, flops / (ms * 1e-3) / 1e12,
               static_cast<double>(ms), static_cast<double>(median) / (ms * 1e3));
+  // The latency: one wave on one compute unit, one chain, each mma() waiting for the one before.
+  DeviceArray<long long> chain_cycles(1);
+  matrix_rate_kernel<1><<<1, kWaveLanes>>>(sink.ptr, chain_cycles.ptr, kIterations / 10);
+  GPU_CHECK(gpuGetLastError());
+  GPU_CHECK(gpuDeviceSynchronize());
+  matrix_rate_kernel<1><<<1, kWaveLanes>>>(sink.ptr, chain_cycles.ptr, kIterations);
+  GPU_CHECK(gpuGetLastError());
+  GPU_CHECK(gpuDeviceSynchronize());
+  const long long chain = chain_cycles.download()[0];
+  std::printf("dependent chain: one wave, %d mma() each waiting for the last: %.2f cycles per mma() (its latency; on NVIDIA "
+              "the two mma.sync of an mma() are independent, so one mma.sync's latency)\n",
+              kIterations, static_cast<double>(chain) / kIterations);
   return kExitOk;
 }
 
