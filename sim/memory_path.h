@@ -224,8 +224,11 @@ class MemoryPath {
     return inst * gpu_->l2.channels +
            static_cast<std::uint32_t>(l2_channels_.mod(fold(address >> 7)));  // 128 B lines (constructor)
   }
+  // The folded memory-side interleave chunk of an address, which the MALL's and HBM's channel
+  // numbers are taken modulo.
+  std::uint64_t memory_side_chunk(std::uint64_t address) const { return fold(interleave_.div(address)); }
   std::uint32_t mall_channel(std::uint64_t address) const {
-    return static_cast<std::uint32_t>(mall_channels_.mod(fold(interleave_.div(address))));
+    return static_cast<std::uint32_t>(mall_channels_.mod(memory_side_chunk(address)));
   }
   // The MALL and HBM channels of the memory-side interleave chunk of the last address asked for,
   // found again only when the chunk changes (a row of lines usually lies in one chunk).
@@ -235,7 +238,7 @@ class MemoryPath {
       const std::uint64_t c = path->interleave_.div(address);
       if (c == chunk) return;
       chunk = c;
-      const std::uint64_t folded = fold(c);  // as mall_channel and hbm_channel fold it
+      const std::uint64_t folded = fold(c);  // memory_side_chunk of the address, from the division above
       mall = path->has_mall_ ? static_cast<std::uint32_t>(path->mall_channels_.mod(folded)) : 0;
       hbm = static_cast<std::uint32_t>(path->hbm_channels_.mod(folded));
     }
@@ -245,7 +248,7 @@ class MemoryPath {
   };
   // Consecutive interleave-sized chunks go to consecutive channels (NPS1).
   std::uint32_t hbm_channel(std::uint64_t address) const {
-    return static_cast<std::uint32_t>(hbm_channels_.mod(fold(interleave_.div(address))));
+    return static_cast<std::uint32_t>(hbm_channels_.mod(memory_side_chunk(address)));
   }
   // Writes a dirty line of L2 instance `inst` back to memory from `t` (link, MALL channel, HBM
   // channel): returns when the HBM channel's memory controller has accepted (and acknowledged) it,

@@ -286,12 +286,21 @@ float elapsed_ms(Launch&& launch) {
   return ms;
 }
 
+// Calls `launch()` (kernel launches on the default stream) and waits for the GPU to finish them,
+// throwing on a launch or execution error.
+template <class Launch>
+void launch_and_wait(Launch&& launch) {
+  launch();
+  GPU_CHECK(gpuGetLastError());
+  GPU_CHECK(gpuDeviceSynchronize());
+}
+
 // The mean milliseconds of `reps` calls of `launch()` timed together, after `warmup` untimed ones.
 template <class Launch>
 double mean_launch_ms(Launch&& launch, int warmup, int reps) {
-  for (int i = 0; i < warmup; ++i) launch();
-  GPU_CHECK(gpuGetLastError());
-  GPU_CHECK(gpuDeviceSynchronize());
+  launch_and_wait([&] {
+    for (int i = 0; i < warmup; ++i) launch();
+  });
   const float ms = elapsed_ms([&] {
     for (int i = 0; i < reps; ++i) launch();
   });
@@ -315,9 +324,7 @@ int run_dispatch_probe(const std::string& gpu) {
   DeviceArray<std::uint32_t> counter(1), tickets(workgroups);
   counter.upload(std::vector<std::uint32_t>{0});
   constexpr long long kShort = 20000, kLong = 8 * kShort;  // clock64 ticks
-  dispatch_probe_kernel<<<workgroups, kThreads>>>(counter.ptr, tickets.ptr, kShort, kLong, kModulus);
-  GPU_CHECK(gpuGetLastError());
-  GPU_CHECK(gpuDeviceSynchronize());
+  launch_and_wait([&] { dispatch_probe_kernel<<<workgroups, kThreads>>>(counter.ptr, tickets.ptr, kShort, kLong, kModulus); });
   const std::vector<std::uint32_t> ticket = tickets.download();
   check_tickets(ticket);
   const std::int64_t ahead = largest_run_ahead(ticket);
@@ -346,9 +353,8 @@ int run_matrix_rate_probe(const std::string& gpu) {
   constexpr unsigned kThreads = kRateWaves * kWaveLanes;
   DeviceArray<float> sink(units);
   DeviceArray<long long> cycles(units);
-  matrix_rate_kernel<kRateChains><<<units, kThreads>>>(sink.ptr, cycles.ptr, kIterations / 10);  // warm-up: clocks up, code loaded
-  GPU_CHECK(gpuGetLastError());
-  GPU_CHECK(gpuDeviceSynchronize());
+  // A warm-up: clocks up, code loaded.
+  launch_and_wait([&] { matrix_rate_kernel<kRateChains><<<units, kThreads>>>(sink.ptr, cycles.ptr, kIterations / 10); });
   const float ms = elapsed_ms([&] { matrix_rate_kernel<kRateChains><<<units, kThreads>>>(sink.ptr, cycles.ptr, kIterations); });
   GPU_CHECK(gpuGetLastError());
   const long long median = median_cycles(cycles.download());
@@ -365,12 +371,9 @@ int run_matrix_rate_probe(const std::string& gpu) {
               static_cast<double>(ms), static_cast<double>(median) / (ms * 1e3));
   // The latency: one wave on one compute unit, one chain, each mma() waiting for the one before.
   DeviceArray<long long> chain_cycles(1);
-  matrix_rate_kernel<1><<<1, kWaveLanes>>>(sink.ptr, chain_cycles.ptr, kIterations / 10);
-  GPU_CHECK(gpuGetLastError());
-  GPU_CHECK(gpuDeviceSynchronize());
-  matrix_rate_kernel<1><<<1, kWaveLanes>>>(sink.ptr, chain_cycles.ptr, kIterations);
-  GPU_CHECK(gpuGetLastError());
-  GPU_CHECK(gpuDeviceSynchronize());
+  for (const int iterations : {kIterations / 10, kIterations}) {  // a warm-up, then the measured chain
+    launch_and_wait([&] { matrix_rate_kernel<1><<<1, kWaveLanes>>>(sink.ptr, chain_cycles.ptr, iterations); });
+  }
   const long long chain = chain_cycles.download()[0];
   std::printf("dependent chain: one wave, %d mma() each waiting for the last: %.2f cycles per mma() (its latency; on NVIDIA "
               "the two mma.sync of an mma() are independent, so one mma.sync's latency)\n",
@@ -400,27 +403,37 @@ int run_memory_probe(const std::string& gpu, const std::string& arch) {
               "after %d warm-up\n",
               gpu.c_str(), blocks, kThreads, kProbeWordsPerStep, kReps, kWarmup);
   struct Case {
-    const char* pattern;
+    StreamPattern kind;
+    const char* pattern;  // attnsim micro's name of it
     const char* level;
     std::uint64_t bytes;
     int passes;
   };
-  const Case cases[] = {{"stream-read", "hbm", kHbmBytes, 1}, {"stream-write", "hbm", kHbmBytes, 1},
-                        {"copy", "hbm", kHbmBytes, 1}, {"stream-read", "l2", kL2Bytes, 64}};
-  for (const Case& c : cases) {
+  const Case hbm_read{StreamPattern::read, "stream-read", "hbm", kHbmBytes, 1}, l2_read{StreamPattern::read, "stream-read", "l2", kL2Bytes, 64};
+  const Case cases[] = {hbm_read, {StreamPattern::write, "stream-write", "hbm", kHbmBytes, 1},
+                        {StreamPattern::copy, "copy", "hbm", kHbmBytes, 1}, l2_read};
+  // The mean milliseconds of a launch of case `c` by `grid` workgroups of `threads` threads.
+  const auto time_case = [&](const Case& c, unsigned grid, unsigned threads) {
     const std::size_t words = c.bytes / sizeof(Word16);
-    const std::string pattern = c.pattern;
-    const auto launch = [&] {
-      if (pattern == "stream-read") {
-        memory_probe_kernel<StreamPattern::read><<<blocks, kThreads>>>(src.ptr, dst.ptr, words, c.passes, sink.ptr);
-      } else if (pattern == "stream-write") {
-        memory_probe_kernel<StreamPattern::write><<<blocks, kThreads>>>(src.ptr, dst.ptr, words, c.passes, sink.ptr);
-      } else {
-        memory_probe_kernel<StreamPattern::copy><<<blocks, kThreads>>>(src.ptr, dst.ptr, words, c.passes, sink.ptr);
-      }
-    };
-    const double ms = mean_launch_ms(launch, kWarmup, kReps);
-    const double bw = stream_bandwidth(c.bytes, c.passes, pattern == "copy", ms);
+    return mean_launch_ms(
+        [&] {
+          switch (c.kind) {
+            case StreamPattern::read:
+              memory_probe_kernel<StreamPattern::read><<<grid, threads>>>(src.ptr, dst.ptr, words, c.passes, sink.ptr);
+              break;
+            case StreamPattern::write:
+              memory_probe_kernel<StreamPattern::write><<<grid, threads>>>(src.ptr, dst.ptr, words, c.passes, sink.ptr);
+              break;
+            case StreamPattern::copy:
+              memory_probe_kernel<StreamPattern::copy><<<grid, threads>>>(src.ptr, dst.ptr, words, c.passes, sink.ptr);
+              break;
+          }
+        },
+        kWarmup, kReps);
+  };
+  for (const Case& c : cases) {
+    const double ms = time_case(c, blocks, kThreads);
+    const double bw = stream_bandwidth(c.bytes, c.passes, c.kind == StreamPattern::copy, ms);
     std::printf("%-12s %-3s %6llu MiB x %3d passes: %7.3f TB/s (%.3f ms per launch)   attnsim micro --arch %s --pattern %s "
                 "--level %s --footprint %lluMiB\n",
                 c.pattern, c.level, static_cast<unsigned long long>(c.bytes >> 20), c.passes, bw / 1e12,
@@ -436,13 +449,8 @@ int run_memory_probe(const std::string& gpu, const std::string& arch) {
     const unsigned sweep_blocks = static_cast<unsigned>(prop.multiProcessorCount) * k;
     double bw[2] = {0, 0};
     for (int level = 0; level < 2; ++level) {
-      const std::uint64_t bytes = level == 0 ? kHbmBytes : kL2Bytes;
-      const int passes = level == 0 ? 1 : 64;
-      const std::size_t words = bytes / sizeof(Word16);
-      const auto launch = [&] {
-        memory_probe_kernel<StreamPattern::read><<<sweep_blocks, kSweepThreads>>>(src.ptr, dst.ptr, words, passes, sink.ptr);
-      };
-      bw[level] = stream_bandwidth(bytes, passes, false, mean_launch_ms(launch, kWarmup, kReps));
+      const Case& c = level == 0 ? hbm_read : l2_read;
+      bw[level] = stream_bandwidth(c.bytes, c.passes, false, time_case(c, sweep_blocks, kSweepThreads));
     }
     std::printf("  k %2u  lines %4u  hbm (1024 MiB) %7.3f TB/s  l2 (16 MiB) %7.3f TB/s\n", k, 32 * k, bw[0] / 1e12, bw[1] / 1e12);
   }
@@ -466,9 +474,7 @@ int run_placement_probe(const std::string& gpu, int lds) {
   DeviceArray<std::uint32_t> unit(workgroups);
   DeviceArray<unsigned long long> started(workgroups);
   constexpr long long kSpin = 200000;  // clock64 ticks: about 100 us at 2 GHz
-  placement_probe_kernel<<<workgroups, kThreads, static_cast<std::size_t>(lds)>>>(unit.ptr, started.ptr, kSpin);
-  GPU_CHECK(gpuGetLastError());
-  GPU_CHECK(gpuDeviceSynchronize());
+  launch_and_wait([&] { placement_probe_kernel<<<workgroups, kThreads, static_cast<std::size_t>(lds)>>>(unit.ptr, started.ptr, kSpin); });
   const std::vector<std::uint32_t> u = unit.download();
   const std::vector<unsigned long long> t = started.download();
   const PlacementSummary p = placement_summary(u, first_wave);

@@ -1,8 +1,8 @@
 // The matrix rate probe: how many matrix FLOPs a compute unit completes per clock when its waves
 // issue independent matrix instructions back to back, with no memory traffic. It runs the kernels'
 // own instruction (gpu_portability.h, mma()): on NVIDIA the legacy mma.sync.m16n8k16 (bf16, fp32
-// accumulate) that FlashAttention-2 issues, whose Hopper rate attnsim's H100/H200 configs take from
-// a weak source (docs/sources.md, HOPPER-MMA); on AMD v_mfma_f32_16x16x16_bf16. The host turns the
+// accumulate) that FlashAttention-2 issues, whose Hopper rate and latency attnsim's H100/H200 configs
+// take from this probe's H200 run (docs/sources.md, H200-PROBE); on AMD v_mfma_f32_16x16x16_bf16. The host turns the
 // cycles into FLOP per clock per compute unit (harness_core.h, matrix_flop_per_clock).
 #pragma once
 

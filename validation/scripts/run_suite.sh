@@ -106,8 +106,8 @@ profile() {
 # The dispatch probe (validation/README.md): does an XCD run ahead of the others? Kept beside the
 # measurements; a failure here does not stop the suite.
 "$bin" --dispatch-probe | tee "${out%.csv}_dispatch_probe.txt" || echo "run_suite: the dispatch probe failed" >&2
-# The matrix rate probe: the matrix FLOPs per clock of the kernels' own instruction (on H100/H200 the
-# legacy mma.sync, whose rate the configs take from a weak source). Kept the same way.
+# The matrix rate probe: the matrix FLOPs per clock and the result latency of the kernels' own
+# instruction (on H100/H200 the legacy mma.sync, the configs' H200-PROBE). Kept the same way.
 "$bin" --matrix-rate-probe | tee "${out%.csv}_matrix_rate_probe.txt" || echo "run_suite: the matrix rate probe failed" >&2
 
 # The memory probe: stream read, write and copy bandwidth of the whole GPU, each beside the `attnsim
