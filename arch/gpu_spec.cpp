@@ -24,5 +24,6 @@ std::string_view to_string(WritePolicy p) { return p == WritePolicy::write_back 
 std::string_view to_string(DispatchOrder o) { return o == DispatchOrder::round_robin ? "round_robin" : "round_robin_blocking"; }
 std::string_view to_string(SetIndex i) { return i == SetIndex::modulo ? "modulo" : "hashed"; }
 std::string_view to_string(AtomicSite a) { return a == AtomicSite::memory_side ? "memory_side" : "l2"; }
+std::string_view to_string(L2KernelEnd e) { return e == L2KernelEnd::write_back ? "write_back" : "keep"; }
 
 }  // namespace attnsim::arch

@@ -39,6 +39,12 @@ std::string_view to_string(SetIndex i);
 enum class AtomicSite { memory_side, l2 };
 std::string_view to_string(AtomicSite a);
 
+// What an L2 does when a kernel ends: `write_back` every dirty line and invalidate (MI300X: its
+// per-XCD L2s are not coherent, so a kernel's results must reach memory), or `keep` its lines,
+// dirty ones included, for the next kernel (NVIDIA: the L2 is the device's point of coherence).
+enum class L2KernelEnd { write_back, keep };
+std::string_view to_string(L2KernelEnd e);
+
 // How workgroup ids are spread over the XCDs of a partition; round_robin: WG i -> XCD i mod n.
 // round_robin: workgroup i to XCD (first_xcd + i) mod n, each XCD starting its share as it gains
 // room; round_robin_blocking: the same mapping, one dispatcher handing ids out in order and waiting
@@ -173,6 +179,7 @@ struct L2Spec : CacheSpec {
   WritePolicy write_policy = WritePolicy::write_back;
   SetIndex set_index = SetIndex::hashed;
   AtomicSite atomics = AtomicSite::memory_side;  // where device-scope atomics are performed
+  L2KernelEnd kernel_end = L2KernelEnd::write_back;  // what the L2 does at a kernel's end
 };
 
 // The link from an L2 to the fabric.

@@ -127,6 +127,9 @@ template <> struct choices<SetIndex> {
 template <> struct choices<AtomicSite> {
   static constexpr std::array values{AtomicSite::memory_side, AtomicSite::l2};
 };
+template <> struct choices<L2KernelEnd> {
+  static constexpr std::array values{L2KernelEnd::write_back, L2KernelEnd::keep};
+};
 template <> struct choices<DispatchOrder> {
   static constexpr std::array values{DispatchOrder::round_robin, DispatchOrder::round_robin_blocking};
 };
@@ -502,6 +505,8 @@ std::vector<ParamDecl> build_table() {
                      "L2 set index: line mod sets, or hashed with the address bits above it"));
   t.push_back(choice("l2.atomics", ATTNSIM_FIELD(l2.atomics),
                      "where device-scope atomics are performed: beyond the L2 at the memory side, or in the L2"));
+  t.push_back(choice("l2.kernel_end", ATTNSIM_FIELD(l2.kernel_end),
+                     "what the L2 does at a kernel's end: write back every dirty line and invalidate, or keep its lines"));
 
   t.push_back(quantity("fabric.l2_link_bandwidth", ATTNSIM_FIELD(fabric.l2_link_bandwidth), 1, 65536,
                        "bytes per clock from one L2 channel to the fabric"));

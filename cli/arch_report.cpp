@@ -139,6 +139,9 @@ std::string arch_text(const arch::LoadedArch& loaded, const arch::DerivedFigures
                                                                tbps(d.l2_write_bandwidth) + " write"});
   mem.add({"L2 -> fabric", "", arch::format(s.fabric.l2_link_bandwidth) + "/ch", tbps(d.fabric_bandwidth)});
   mem.add({"atomics", s.l2.atomics == arch::AtomicSite::l2 ? "performed in the L2" : "performed at the memory side", "", ""});
+  mem.add({"L2 at a kernel's end",
+           s.l2.kernel_end == arch::L2KernelEnd::keep ? "keeps its lines, dirty ones included" : "written back and invalidated",
+           "", ""});
   if (s.mall.present) {
     mem.add({"MALL", arch::format(s.mall.size) + ", " + std::to_string(s.mall.channels) + " ch",
              arch::format(s.mall.bandwidth) + "/ch", tbps(d.mall_bandwidth)});

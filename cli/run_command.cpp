@@ -24,6 +24,7 @@ struct RunState {
   std::uint32_t loop_batch = 0;
   bool fast_forward = false;
   bool stats = false;
+  bool empty_caches = false;
 };
 
 void run(const RunState& st) {
@@ -37,6 +38,7 @@ void run(const RunState& st) {
   spec.loop_batch = st.loop_batch;
   spec.fast_forward = st.fast_forward;
   spec.stats = st.stats;
+  spec.empty_caches_per_kernel = st.empty_caches;
   report::check_trace_option(spec, !st.trace.empty());
   nlohmann::json trace;
   std::ofstream trace_file;
@@ -89,6 +91,10 @@ void add_run_command(CLI::App& app) {
   c->add_flag("--stats", st->stats,
               "report every L2, MALL and HBM channel's requests, bytes and busy time (JSON key stats, docs/output.md) "
               "and a line on how evenly the channels were loaded; not with --fast-forward");
+  c->add_flag("--empty-caches", st->empty_caches,
+              "start every kernel with empty caches, their dirty lines written back outside any kernel's counters and "
+              "time, as a profiler's cache control does (ncu --cache-control all, Nsight Compute's default): "
+              "predicts profiled counters");
   c->footer(
       "Examples:\n"
       "  attnsim run                                                 MI300X, aiter-v3, B=1 Hq=64 Hkv=8 N=8192 causal, fwd+bwd\n"

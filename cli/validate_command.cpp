@@ -51,7 +51,8 @@ void run_validate(const ValidateState& st, int& exit_code) {
   std::map<std::string, nlohmann::json> cache;
   const auto simulate = [&](report::PointSpec spec) {
     std::string key = spec.arch + "|" + spec.kernel + "|" + spec.direction + "|" + spec.problem.describe() +
-                      (spec.approximate ? "|approximate" : "") + (spec.fast_forward ? "|fast_forward" : "");
+                      (spec.approximate ? "|approximate" : "") + (spec.fast_forward ? "|fast_forward" : "") +
+                      (spec.empty_caches_per_kernel ? "|empty_caches" : "");
     for (const auto& s : spec.sets) key += "|" + s;
     auto it = cache.find(key);
     if (it == cache.end()) it = cache.emplace(key, report::simulate_point(spec)).first;

@@ -135,6 +135,13 @@ std::vector<MeasuredCase> read_measurements(const std::string& path) {
     if (column.count("kernel")) c.kernel_name = get("kernel");
     if (column.count("unit")) c.unit = get("unit");
     if (column.count("source")) c.source = get("source");
+    // Counters read by Nsight Compute: unless its cache control was off, every kernel it profiled
+    // started with flushed and invalidated caches (NCU-CACHE), so the case is simulated that way.
+    if (column.count("conditions")) {
+      const std::string conditions = get("conditions");
+      c.point.empty_caches_per_kernel =
+          conditions.find("ncu") != std::string::npos && conditions.find("cache-control none") == std::string::npos;
+    }
     cases.push_back(std::move(c));
   }
   return cases;

@@ -195,7 +195,8 @@ json run_report(const RunInputs& in, const sim::RunResult& r) {
                    c.requested_read_bytes + c.l1_read_hit_bytes + c.requested_write_bytes + c.atomic_bytes},
                   {"l2_request_bytes", c.requested_read_bytes + c.requested_write_bytes + c.atomic_bytes},
                   {"l2_read_request_bytes", c.requested_read_bytes},
-                  {"l2_atomic_request_bytes", c.atomic_bytes},
+                  // 32 B per sector an atomic request touches, once per request (NVIDIA's red sectors x 32).
+                  {"l2_atomic_request_bytes", 32 * c.atomic_sectors},
                   {"l2_fabric_read_bytes", c.fetch_size_bytes()},
                   {"l2_fabric_write_bytes", c.write_size_bytes()},
                   {"mall_hit_bytes", c.mall_read_hits * (gpu.mall.present ? gpu.mall.line.value : 0)},

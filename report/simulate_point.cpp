@@ -56,6 +56,7 @@ nlohmann::json simulate_point(const PointSpec& spec, const sim::EngineOptions& o
   check_stats_option(spec);
   o.fast_forward = spec.fast_forward;
   o.stats = spec.stats;
+  o.empty_caches_per_kernel = spec.empty_caches_per_kernel;
   const sim::RunResult r = sim::simulate(in.passes, loaded.spec, o);
   if (trace) *trace = trace_json(in, r);
   return run_report(in, r);

@@ -29,6 +29,9 @@ struct PointSpec {
   // Per-channel statistics in the report (`stats`, docs/output.md). Contract: not with fast_forward
   // (the channels serve only what was simulated).
   bool stats = false;
+  // Each kernel starts with empty caches, as under a profiler's cache control
+  // (sim::EngineOptions::empty_caches_per_kernel).
+  bool empty_caches_per_kernel = false;
 };
 
 // The passes of a direction text. Contract: throws arch::ConfigError naming `flag` unless fwd, bwd or both.

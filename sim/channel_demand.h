@@ -38,6 +38,13 @@ class ChannelDemand {
     spread_bytes_ += bytes;
   }
   bool empty() const { return touched_.empty() && even_ == 0 && spread_bytes_ == 0; }
+  // Multiplies every channel's demand by `k` (requests that each take a whole sector's slot for a
+  // k-th of its bytes).
+  void scale(std::uint32_t k) {
+    for (std::uint32_t ch : touched_) bytes_[ch] *= k;
+    even_ *= k;
+    spread_bytes_ *= k;
+  }
   // Serves each touched channel's bytes on servers[channel], all arriving at `t`; returns when the
   // last of them is served (`t` when the batch touched none).
   Tick serve(std::vector<BandwidthServer>& servers, Tick t) {

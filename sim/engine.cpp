@@ -221,7 +221,11 @@ class KernelRun {
                               "a workgroup does not fit on a " + gpu_.name + " CU (limited by " +
                                   r.occupancy.limited_by + ")");
     }
-    memory_.start_kernel();
+    if (options_.empty_caches_per_kernel) {
+      memory_.empty_caches();
+    } else {
+      memory_.start_kernel();
+    }
     const LevelBusy memory_before = memory_.busy();
     xcds_ = gpu_.dispatch.xcds_per_partition;
     cus_per_xcd_ = gpu_.chip.cus_per_xcd;
@@ -843,8 +847,9 @@ class KernelRun {
       const Action a = op.op->action;
       BatchTiming b;
       if (a == Action::atomic_dq) {
-        b = approximate ? memory_.atomic_spans(s.xcd, spans_.data(), spans_.size(), now, c)
-                        : memory_.atomic_batch(s.xcd, lines_.data(), lines_.size(), now, c);
+        const std::uint32_t per_sector = shape_.kp->atomic_requests_per_sector;
+        b = approximate ? memory_.atomic_spans(s.xcd, spans_.data(), spans_.size(), now, c, per_sector)
+                        : memory_.atomic_batch(s.xcd, lines_.data(), lines_.size(), now, c, per_sector);
         drain_ = std::max(drain_, b.finish);
         b = BatchTiming{issued, 0, WaitCause::l2, 0};  // posted: done once issued
       } else if (workloads::is_store(a)) {

@@ -37,6 +37,11 @@ struct EngineOptions {
   // Collect the per-channel statistics of the run (RunResult::stats). Not with fast_forward: the
   // channels serve only what was simulated.
   bool stats = false;
+  // Each kernel starts with empty caches, their dirty lines written back outside any kernel's
+  // counters and time: what a profiler's cache control does between the kernels it profiles
+  // (`ncu --cache-control all`, Nsight Compute's default; NCU-CACHE). Off: kernels find what the
+  // one before left (as `l2.kernel_end` says).
+  bool empty_caches_per_kernel = false;
   // Whether the run fast-forwards: asked for, and no trace.
   bool fast_forwards() const { return fast_forward && !trace; }
 };

@@ -243,10 +243,15 @@ BatchTiming MemoryPath::write_spans(std::uint32_t xcd, const RowSpan* spans, std
 }
 
 BatchTiming MemoryPath::atomic_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n, Tick t,
-                                     TrafficCounters& c) {
+                                     TrafficCounters& c, std::uint32_t requests_per_sector) {
   use_clock_of(xcd);
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
-  if (l2_atomics_) return time_l2_atomic_batch(inst, t, fill_spans(xcd, 0, spans, n, c, true), c);
+  const std::uint64_t sectors_before = c.atomic_sectors;
+  if (l2_atomics_) {
+    const FillSummary f = fill_spans(xcd, 0, spans, n, c, true);
+    repeat_atomic_requests(requests_per_sector, sectors_before, c);
+    return time_l2_atomic_batch(inst, t, f, c);
+  }
   bool mall_missed = false;
   std::uint64_t spread_l2 = 0, spread_link = 0;
   prefetch_groups(inst, spans, n);
@@ -297,6 +302,7 @@ BatchTiming MemoryPath::atomic_spans(std::uint32_t xcd, const RowSpan* spans, st
   }
   spread_on_channels(l2_demand_, inst, spread_l2);
   spread_on_channels(link_demand_, inst, spread_link);
+  repeat_atomic_requests(requests_per_sector, sectors_before, c);
   return time_atomic_batch(t, mall_missed);
 }
 

@@ -112,10 +112,15 @@ BatchTiming MemoryPath::time_write_batch(std::uint32_t inst, Tick t, std::size_t
 }
 
 BatchTiming MemoryPath::atomic_batch(std::uint32_t xcd, const LineRequest* lines, std::size_t n, Tick t,
-                                     TrafficCounters& c) {
+                                     TrafficCounters& c, std::uint32_t requests_per_sector) {
   use_clock_of(xcd);
   const std::uint32_t inst = gpu_->l2_instance_of(xcd);
-  if (l2_atomics_) return time_l2_atomic_batch(inst, t, fill_lines(xcd, 0, lines, n, c, true), c);
+  const std::uint64_t sectors_before = c.atomic_sectors;
+  if (l2_atomics_) {
+    const FillSummary f = fill_lines(xcd, 0, lines, n, c, true);
+    repeat_atomic_requests(requests_per_sector, sectors_before, c);
+    return time_l2_atomic_batch(inst, t, f, c);
+  }
   bool mall_missed = false;
   for (std::size_t i = 0; i < n; ++i) {
     if (mall_ && i + kPrefetchAhead < n) mall_->prefetch(lines[i + kPrefetchAhead].address);
@@ -131,6 +136,7 @@ BatchTiming MemoryPath::atomic_batch(std::uint32_t xcd, const LineRequest* lines
       mall_missed = mall_missed || f.hbm_bytes > 0;
     });
   }
+  repeat_atomic_requests(requests_per_sector, sectors_before, c);
   return time_atomic_batch(t, mall_missed);
 }
 

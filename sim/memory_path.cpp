@@ -249,8 +249,17 @@ Tick MemoryPath::write_back(std::uint32_t inst, std::uint64_t line_address, Tick
   return w.at;
 }
 
+void MemoryPath::empty_caches() {
+  l1_.invalidate();
+  for (auto& l2 : l2_) l2.invalidate();
+  for (auto& l2 : l2_groups_) l2.invalidate();
+  if (mall_) mall_->invalidate();
+  if (mall_groups_) mall_groups_->invalidate();
+}
+
 Tick MemoryPath::end_kernel(Tick t, std::vector<TrafficCounters>& per_xcd) {
   Tick done = t;
+  if (gpu_->l2.kernel_end == arch::L2KernelEnd::keep) return done;
   for (std::uint32_t inst = 0; inst < gpu_->l2_instances(); ++inst) {
     TrafficCounters& c = per_xcd[std::min<std::size_t>(inst, per_xcd.size() - 1)];
     if (mode_ == TagMode::exact) {

@@ -114,20 +114,29 @@ class MemoryPath {
   BatchTiming read_batch(std::uint32_t xcd, std::uint32_t cu, const LineRequest* lines, std::size_t n, Tick t,
                          TrafficCounters& c);
   BatchTiming write_batch(std::uint32_t xcd, const LineRequest* lines, std::size_t n, Tick t, TrafficCounters& c);
-  BatchTiming atomic_batch(std::uint32_t xcd, const LineRequest* lines, std::size_t n, Tick t, TrafficCounters& c);
+  // `requests_per_sector`: the atomic instructions each 32 B sector receives, each adding a share of
+  // its bytes; every one is an L2 sector operation (counted, and a sector's slot on its channel).
+  BatchTiming atomic_batch(std::uint32_t xcd, const LineRequest* lines, std::size_t n, Tick t, TrafficCounters& c,
+                           std::uint32_t requests_per_sector = 1);
 
   // The approximate mode's forms of the three: a tile operation's rows, issued together at `t`.
   // Counters follow the same per-request rules; tags are kept per group of lines (GroupCache).
   BatchTiming read_spans(std::uint32_t xcd, std::uint32_t cu, const RowSpan* spans, std::size_t n, Tick t,
                          TrafficCounters& c);
   BatchTiming write_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n, Tick t, TrafficCounters& c);
-  BatchTiming atomic_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n, Tick t, TrafficCounters& c);
+  BatchTiming atomic_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n, Tick t, TrafficCounters& c,
+                           std::uint32_t requests_per_sector = 1);
 
   // Kernel start: the command processor invalidates every CU's L1.
   void start_kernel() { l1_.invalidate(); }
-  // Kernel end: writes back every dirty L2 line from `t` on and invalidates the L2s; returns when
-  // the last write-back is served. The memory-side cache keeps its contents.
+  // Kernel end, as `l2.kernel_end` says: `write_back` writes back every dirty L2 line from `t` on
+  // and invalidates the L2s, returning when the last write-back is served; `keep` leaves the L2s as
+  // they are and returns `t`. The memory-side cache keeps its contents either way.
   Tick end_kernel(Tick t, std::vector<TrafficCounters>& per_xcd);
+  // Empties every cache (L1s, L2s, memory-side cache) outside any kernel: no counter, no channel
+  // time. What a profiler's cache control does before each profiled kernel (`ncu --cache-control
+  // all`, Nsight Compute's default): the dirty lines reach memory before the kernel starts.
+  void empty_caches();
 
   std::uint32_t line_bytes() const { return line_; }
   // Hints that a line is about to be requested from `xcd`: its tag sets are fetched into the
@@ -266,6 +275,13 @@ class MemoryPath {
     return b;
   }
   BatchTiming time_write_batch(std::uint32_t inst, Tick t, std::size_t requests, TrafficCounters& c);
+  // An atomic batch whose requests each add a k-th of a sector: the sectors counted since
+  // `sectors_before` and the batch's L2 channel demand, k times over (k = requests per sector).
+  void repeat_atomic_requests(std::uint32_t k, std::uint64_t sectors_before, TrafficCounters& c) {
+    if (k <= 1) return;
+    c.atomic_sectors += (k - 1) * (c.atomic_sectors - sectors_before);
+    l2_demand_.scale(k);
+  }
   // `mall_missed`: a chunk's read missed the memory-side cache (its acknowledgement waits for HBM).
   BatchTiming time_atomic_batch(Tick t, bool mall_missed);
   // The approximate mode's L2-side demand of a batch's rows of whole lines: `bytes` spread evenly

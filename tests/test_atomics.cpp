@@ -29,6 +29,15 @@ MemoryMicroOptions one_line_atomics() {
   o.inflight = 8;
   return o;
 }
+// The line requests of `rows` rows of 256 B, 1 KiB apart from 1 MiB on (a 64-wide fp32 dQ tile's
+// rows of a 256-wide row); RowSpan{1 << 20, 256, 1024, rows, 0} in the approximate mode.
+std::vector<LineRequest> dq_tile_lines(std::uint64_t rows) {
+  std::vector<LineRequest> lines;
+  for (std::uint64_t r = 0; r < rows; ++r) {
+    for (std::uint64_t b = 0; b < 256; b += 128) lines.push_back(LineRequest{(1 << 20) + r * 1024 + b, 0, 128});
+  }
+  return lines;
+}
 }  // namespace
 
 TEST_CASE("the shipped configs say where atomics are performed") {
@@ -92,10 +101,7 @@ TEST_CASE("an in-L2 atomic fetches the line on a miss and hits it after and leav
 TEST_CASE("in-L2 atomics in a batch and in the approximate mode's spans count what they do line by line") {
   const auto& gpu = mi300x_l2_atomics();
   // A tile's rows: 64 rows of 256 B, 1 KiB apart (a 64 x 64 fp32 dQ tile of a 256-wide row).
-  std::vector<LineRequest> lines;
-  for (std::uint64_t r = 0; r < 64; ++r) {
-    for (std::uint64_t b = 0; b < 256; b += 128) lines.push_back(LineRequest{(1 << 20) + r * 1024 + b, 0, 128});
-  }
+  const std::vector<LineRequest> lines = dq_tile_lines(64);
   const RowSpan span{1 << 20, 256, 1024, 64, 0};
   MemoryPath by_line(gpu, kHz), batch(gpu, kHz), spans(gpu, kHz, TagMode::approximate);
   TrafficCounters a, b, s;
@@ -138,10 +144,41 @@ TEST_CASE("every CU of every XCD adding into one line runs at the rate of the on
   const MemoryMicroResult l2 = run_memory_micro(h100, o, 1.98e9);
   CHECK(l2.bandwidth_bytes_per_s == doctest::Approx(64 * 1.98e9).epsilon(0.02));
   CHECK(l2.counters.tcc_miss == 1);            // the first fetch; every later atomic hits
-  CHECK(l2.counters.hbm_write_bytes == 128);   // the dirty line written back at the end
+  CHECK(l2.counters.hbm_write_bytes == 0);     // the dirty line stays in the L2 at the end (l2.kernel_end = keep)
   // Spread over 4 MiB (still every line from every XCD) the same atomics use every channel: the
   // one-line rate was contention. Eight in flight per CU are then bound by the round trip
   // (304 x 8 x 128 B per ~222 ns, about 1.4 TB/s), some 30 times the one-line rate.
   o.footprint = 4ull << 20;
   CHECK(run_memory_micro(test::gpu("mi300x"), o, kHz).bandwidth_bytes_per_s > 20 * side.bandwidth_bytes_per_s);
+}
+
+TEST_CASE("atomic requests that each add half a sector are two L2 sector operations per sector (by hand)") {
+  // The validation kernels' dQ atomics on NVIDIA: one atomicAdd instruction per element of an
+  // mma.sync accumulator fragment adds 4 of a 32 B sector's 8 floats in each of 8 rows (PTX ISA's C
+  // layout), so every sector receives two requests; the H200's ncu counted 2.0 red sectors per 32 B
+  // of dQ in every case (H200-REF). 16 rows of 256 B, 1 KiB apart: 32 lines, 128 sectors.
+  const auto& gpu = test::gpu("h200");
+  const std::vector<LineRequest> lines = dq_tile_lines(16);
+  const RowSpan span{1 << 20, 256, 1024, 16, 0};
+  MemoryPath once(gpu, kHz), twice(gpu, kHz), twice_spans(gpu, kHz, TagMode::approximate);
+  TrafficCounters a, b, s;
+  const BatchTiming ta = once.atomic_batch(0, lines.data(), lines.size(), 0, a, 1);
+  const BatchTiming tb = twice.atomic_batch(0, lines.data(), lines.size(), 0, b, 2);
+  twice_spans.atomic_spans(0, &span, 1, 0, s, 2);
+  CHECK(a.atomic_sectors == 128);
+  CHECK(b.atomic_sectors == 256);
+  CHECK(s.atomic_sectors == 256);
+  CHECK(b.atomic_bytes == a.atomic_bytes);  // the same bytes added
+  CHECK(b.hbm_read_bytes == a.hbm_read_bytes);  // the same lines fetched
+  CHECK(b.to_json(arch::Vendor::nvidia)["lts__t_sectors_srcunit_tex_op_red.sum"] == 256);
+  CHECK(tb.finish >= ta.finish);
+  // Each request takes a sector's slot on its L2 channel: one line that hits, added into once more
+  // later, holds its channel 128 B / 64 B per clock = 2 cycles, or 4 when each sector is requested
+  // twice; the acknowledgement moves by the 2 cycles.
+  const Tick later = 1'000'000'000;
+  TrafficCounters c;
+  const LineRequest line{1 << 20, 0, 128};
+  const double one = ns(once.atomic_batch(0, &line, 1, later, c, 1).finish - later);
+  const double two = ns(twice.atomic_batch(0, &line, 1, later, c, 2).finish - later);
+  CHECK(two - one == doctest::Approx(2 / (kHz / 1e9)).epsilon(0.01));
 }

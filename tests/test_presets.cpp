@@ -242,6 +242,14 @@ TEST_CASE("--kernel overrides fields and reports bad specs by name") {
   CHECK(spec_error("ck,fwd.tile=4").find("key 'fwd.tile': unknown schedule field; fields: fwd.block_m") !=
         std::string::npos);
   CHECK(spec_error("ck,bwd.dq=two_pass,bwd.dq_acc_fp32=false").find("key 'bwd.dq_acc_fp32'") != std::string::npos);
+  CHECK(spec_error("ref-cuda,bwd.atomic_requests_per_sector=0") ==
+        "--kernel ref-cuda,bwd.atomic_requests_per_sector=0: error: key 'bwd.atomic_requests_per_sector': expected an "
+        "integer in [1, 8], got \"0\"");
+  // The validation kernels' atomicAdd per accumulator element: half a sector per instruction on
+  // NVIDIA (mma.sync's C layout), a row's 64 contiguous bytes on AMD (the 16x16 MFMA's).
+  CHECK(parse_kernel_spec("ref-cuda").bwd.atomic_requests_per_sector == 2);
+  CHECK(parse_kernel_spec("ref-hip").bwd.atomic_requests_per_sector == 1);
+  CHECK(parse_kernel_spec("aiter-v3").bwd.atomic_requests_per_sector == 1);
   // A persistent kernel overlaps its tiles through producer waves; a kernel without them is refused.
   CHECK(spec_error("ck,fwd.persistent=true") ==
         "--kernel ck,fwd.persistent=true: error: key 'fwd.persistent': a persistent kernel needs producer waves "

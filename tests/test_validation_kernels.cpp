@@ -322,6 +322,7 @@ TEST_CASE("profiler CSVs are summed over the attention kernels and become attnsi
   attn::ProfileSums sums;
   attn::add_profile_csv(ncu, attn::kernel_prefix("fwd"), sums);
   CHECK(sums.get("dram__bytes_read.sum") == 1048576.0);  // the forward only: not the other program's, not the bwd's
+  CHECK(sums.tool == "ncu");
   attn::ProfileSums all;
   attn::add_profile_csv(ncu, attn::kernel_prefix("both"), all);
   CHECK(all.get("dram__bytes_read.sum") == 1048576.0 + 1000.0);
@@ -352,6 +353,7 @@ TEST_CASE("profiler CSVs are summed over the attention kernels and become attnsi
   attn::add_profile_csv(roc1, attn::kernel_prefix("bwd"), roc);
   attn::add_profile_csv(roc2, attn::kernel_prefix("bwd"), roc);
   attn::add_profile_csv(roc3, attn::kernel_prefix("bwd"), roc);
+  CHECK(roc.tool == "rocprofv3");
   const auto rm = attn::metrics_from_profile(roc);
   REQUIRE(rm.size() == 4);
   CHECK(rm[0].metric == "l1_read_hit_rate");
@@ -383,7 +385,8 @@ TEST_CASE("the harness's measurement rows are what attnsim validate reads") {
       std::string(attn::kMeasurementsHeader) +
           attn::measurement_row("h200", "NVIDIA H200", "ref-cuda", s, "fwd", "time_us", 812.5, "us", "harness",
                                 "driver 580, clocks 1755-1980 MHz") +
-          attn::measurement_row("h200", "NVIDIA H200", "ref-cuda", s, "bwd", "hbm_read_bytes", 1.5e9, "B", "harness", "ncu"));
+          attn::measurement_row("h200", "NVIDIA H200", "ref-cuda", s, "bwd", "hbm_read_bytes", 1.5e9, "B", "harness",
+                                "driver 580; counters by ncu (cache control all)"));
   const auto cases = attnsim::report::read_measurements(path);
   REQUIRE(cases.size() == 2);
   CHECK(cases[0].point.arch == "h200");
@@ -395,4 +398,7 @@ TEST_CASE("the harness's measurement rows are what attnsim validate reads") {
   CHECK(cases[0].measured == 812.5);
   CHECK(cases[1].metric == "hbm_read_bytes");
   CHECK(cases[1].measured == 1.5e9);
+  // The timed row runs as the GPU does; the row ncu counted with empty caches per kernel.
+  CHECK_FALSE(cases[0].point.empty_caches_per_kernel);
+  CHECK(cases[1].point.empty_caches_per_kernel);
 }

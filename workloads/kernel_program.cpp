@@ -297,6 +297,7 @@ KernelProgram backward_main(const Problem& p, const KernelSchedule& k, const Mas
                             bool expanded) {
   const BwdSchedule& s = k.bwd;
   KernelProgram kp = looped_kernel(KernelKind::bwd_main, s, mask, k.bwd_block_m(p));
+  kp.atomic_requests_per_sector = s.atomic_requests_per_sector;
   const bool kv_loop = s.gqa == GqaMode::kv_loop;
   set_grid(kp, p, p.seqlen_k, s.block_n, kv_loop ? p.heads_kv : p.heads_q, s.grid, s.pair_blocks && !mask.is_dense());
   kp.heads_are_kv = kv_loop;

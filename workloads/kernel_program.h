@@ -46,6 +46,8 @@ struct KernelProgram {
   bool persistent = false;
   std::uint32_t vgprs = 0;
   std::uint32_t lds_bytes = 0;
+  // Its atomic ops: the requests each 32 B sector they touch receives (BwdSchedule's field).
+  std::uint32_t atomic_requests_per_sector = 1;
   std::string mfma;              // matrix instruction name (empty: none)
   double mfma_flops = 0;         // FLOPs of one such instruction
   std::uint32_t outer_rows = 0;  // rows per outer block

@@ -450,6 +450,11 @@ KernelSchedule validation_kernels(bool amd) {
   b.gqa = GqaMode::expand;           // heads_q == heads_kv only: one workgroup per head
   b.preprocess_rows = 256;           // kPreprocessRows
   b.convert_rows = 64;               // kConvertRows
+  // atomicAdd of the dQ accumulator fragment, element by element: on NVIDIA (mma.sync m16n8k16's C
+  // layout, PTX ISA) one instruction adds 4 of the 8 floats of a 32 B sector in each of 8 rows, the
+  // next the other 4 (the H200's ncu: 2.0 red sectors per 32 B of dQ, H200-REF); on AMD (16x16 MFMA
+  // C layout) 16 lanes add one row's 64 contiguous bytes.
+  b.atomic_requests_per_sector = amd ? 1 : 2;
   b.mfma = f.mfma;
   b.vgprs = amd ? 337 : 255;  // gfx940: 256 + 81 AGPRs; sm_90: 255 (88 B of spills)
   b.lds_bytes = 41216;        // bwd_lds_bytes(128)

@@ -223,6 +223,7 @@ const std::vector<Field>& fields() {
     t.push_back(uint_field("bwd.dq_block_n", ATTNSIM_SCHED(bwd.dq_block_n), 1, 4096));
     t.push_back(uint_field("bwd.preprocess_rows", ATTNSIM_SCHED(bwd.preprocess_rows), 1, 4096));
     t.push_back(uint_field("bwd.convert_rows", ATTNSIM_SCHED(bwd.convert_rows), 1, 4096));
+    t.push_back(uint_field("bwd.atomic_requests_per_sector", ATTNSIM_SCHED(bwd.atomic_requests_per_sector), 1, 8));
     t.push_back(text_field("bwd.mfma", ATTNSIM_SCHED(bwd.mfma)));
     t.push_back(uint_field("bwd.vgprs", ATTNSIM_SCHED(bwd.vgprs), 1, 512));
     t.push_back(uint_field("bwd.lds_bytes", ATTNSIM_SCHED(bwd.lds_bytes), 0, 1 << 24));

@@ -133,6 +133,10 @@ struct BwdSchedule {
   std::uint32_t dq_block_n = 64;   // two-pass dQ kernel: key rows per iteration
   std::uint32_t preprocess_rows = 64;
   std::uint32_t convert_rows = 64;
+  // dq = atomic: how many of the kernel's atomic instructions reach each 32 B sector of dQ, each
+  // adding its share of the sector's elements (1: an instruction's lanes cover whole sectors; 2:
+  // half of each, as atomicAdd of an mma.sync accumulator fragment: docs/model.md, **Counters**).
+  std::uint32_t atomic_requests_per_sector = 1;
   std::string mfma;
   std::uint32_t vgprs = 0, lds_bytes = 0;
   LoopDensity loop, dq_loop;

@@ -259,6 +259,7 @@ inline std::string measurement_row(const std::string& arch, const std::string& g
 struct ProfileSums {
   std::map<std::string, double> sum;
   std::map<std::string, int> count;
+  std::string tool;  // "ncu" or "rocprofv3": the profiler whose CSV was read (its header's names)
   bool has(const std::string& c) const { return sum.count(c) != 0; }
   double get(const std::string& c) const { return sum.at(c); }
   double mean(const std::string& c) const { return has(c) ? sum.at(c) / count.at(c) : 0.0; }
@@ -287,6 +288,7 @@ inline void add_profile_csv(const std::string& path, const std::string& kernel, 
       for (int c = 0; c < static_cast<int>(f.size()); ++c) {
         if (f[c] == "Kernel Name" || f[c] == "Kernel_Name") kernel_col = c;
         if (f[c] == "Metric Name" || f[c] == "Counter_Name") name_col = c;
+        if (f[c] == "Metric Name" || f[c] == "Counter_Name") sums.tool = f[c] == "Metric Name" ? "ncu" : "rocprofv3";
         if (f[c] == "Metric Value" || f[c] == "Counter_Value") value_col = c;
       }
       if (name_col < 0 || value_col < 0 || kernel_col < 0) name_col = value_col = kernel_col = -1;

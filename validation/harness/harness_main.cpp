@@ -516,7 +516,9 @@ int main_checked(const Options& o) {
   if (!o.profile_csvs.empty()) {
     ProfileSums sums;
     for (const auto& path : o.profile_csvs) add_profile_csv(path, kernel_prefix(o.direction), sums);
-    std::string seen = cond;
+    // Nsight Compute flushes and invalidates the caches before each kernel it profiles unless run
+    // with --cache-control none (run_suite.sh passes all): attnsim validate simulates such rows so.
+    std::string seen = cond + "; counters by " + sums.tool + (sums.tool == "ncu" ? " (cache control all)" : "");
     if (const double hz = sums.mean("sm__cycles_elapsed.avg.per_second"); hz > 0) {
       seen += "; SM clock seen " + std::to_string(static_cast<int>(hz / 1e6 + 0.5)) + " MHz (ncu, mean over the kernels)";
     }
