@@ -25,6 +25,7 @@ struct RunState {
   bool fast_forward = false;
   bool stats = false;
   bool empty_caches = false;
+  bool warm_up = false;
 };
 
 void run(const RunState& st) {
@@ -39,6 +40,7 @@ void run(const RunState& st) {
   spec.fast_forward = st.fast_forward;
   spec.stats = st.stats;
   spec.empty_caches_per_kernel = st.empty_caches;
+  spec.warm_up = st.warm_up;
   report::check_trace_option(spec, !st.trace.empty());
   nlohmann::json trace;
   std::ofstream trace_file;
@@ -95,6 +97,10 @@ void add_run_command(CLI::App& app) {
               "start every kernel with empty caches, their dirty lines written back outside any kernel's counters and "
               "time, as a profiler's cache control does (ncu --cache-control all, Nsight Compute's default): "
               "predicts profiled counters");
+  c->add_flag("--warm-up", st->warm_up,
+              "simulate the direction's kernels once before the measured run, as a benchmark's warm-up calls do: "
+              "the measured run finds the caches (dirty lines included), queues and clock the previous call left; "
+              "not with --stats");
   c->footer(
       "Examples:\n"
       "  attnsim run                                                 MI300X, aiter-v3, B=1 Hq=64 Hkv=8 N=8192 causal, fwd+bwd\n"

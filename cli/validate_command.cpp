@@ -27,6 +27,7 @@ struct ValidateState {
   bool json = false;
   bool approximate = false;  // the engine's approximate tag mode for every case
   bool fast_forward = false;  // fast-forward of large grids for every case
+  bool warm_up = false;       // a discarded warm-up run before every case
 };
 
 // The clock of the case's class of work, as measured: the config's published clock of full matrix
@@ -52,7 +53,7 @@ void run_validate(const ValidateState& st, int& exit_code) {
   const auto simulate = [&](report::PointSpec spec) {
     std::string key = spec.arch + "|" + spec.kernel + "|" + spec.direction + "|" + spec.problem.describe() +
                       (spec.approximate ? "|approximate" : "") + (spec.fast_forward ? "|fast_forward" : "") +
-                      (spec.empty_caches_per_kernel ? "|empty_caches" : "");
+                      (spec.empty_caches_per_kernel ? "|empty_caches" : "") + (spec.warm_up ? "|warm_up" : "");
     for (const auto& s : spec.sets) key += "|" + s;
     auto it = cache.find(key);
     if (it == cache.end()) it = cache.emplace(key, report::simulate_point(spec)).first;
@@ -76,6 +77,7 @@ void run_validate(const ValidateState& st, int& exit_code) {
     modelled.sets = st.sets;
     modelled.approximate = st.approximate;
     modelled.fast_forward = st.fast_forward;
+    modelled.warm_up = st.warm_up;
     const nlohmann::json rm = simulate(modelled);
     report::PointSpec pinned = modelled;
     const std::string clock = class_clock(c, st.sets);
@@ -112,7 +114,8 @@ void run_validate(const ValidateState& st, int& exit_code) {
                   {"mape_modelled_clock", mean(all.modelled, all.values)},
                   {"mape_pinned_clock", mean(all.pinned, all.values)},
                   {"tags", st.approximate ? "approximate" : "exact"},
-                  {"fast_forward", st.fast_forward}};
+                  {"fast_forward", st.fast_forward},
+                  {"warm_up", st.warm_up}};
   j["summary"]["mape_by_metric"] = nlohmann::json::object();
   for (const auto& [metric, sums] : by_metric) {
     j["summary"]["mape_by_metric"][metric] = {
@@ -129,7 +132,8 @@ void run_validate(const ValidateState& st, int& exit_code) {
   std::cout << "  " << cases.size() << " measured values; mean absolute error " << fixed(100 * mean(all.modelled, all.values), 1)
             << " % with the modelled clock, " << fixed(100 * mean(all.pinned, all.values), 1)
             << " % with the clock pinned to the measured clock of the class of work"
-            << (st.approximate ? " (approximate tags)" : "") << (st.fast_forward ? " (fast-forward)" : "") << "\n";
+            << (st.approximate ? " (approximate tags)" : "") << (st.fast_forward ? " (fast-forward)" : "")
+            << (st.warm_up ? " (after a warm-up run)" : "") << "\n";
   if (without_error > 0) {
     std::cout << "  " << without_error << " measured zero" << (without_error == 1 ? " has" : "s have")
               << " no relative error (n/a) and count in no mean\n";
@@ -156,6 +160,8 @@ void add_validate_command(CLI::App& app, int& exit_code) {
               "simulate every case in the engine's approximate tag mode (faster; docs/model.md)");
   c->add_flag("--fast-forward", st->fast_forward,
               "skip and interpolate rounds of large grids in every case, as attnsim run --fast-forward (docs/model.md)");
+  c->add_flag("--warm-up", st->warm_up,
+              "simulate every case after a discarded run of itself, as attnsim run --warm-up (a benchmark's warm-up calls)");
   c->footer(
       "Each case runs twice: at the modelled clock, and with the clock pinned to the measured clock of its\n"
       "class of work (clock.measured.matrix_<dtype> of the config, e.g. 1207 MHz for bf16 on MI300X;\n"

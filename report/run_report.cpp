@@ -172,6 +172,7 @@ json run_report(const RunInputs& in, const sim::RunResult& r) {
   j["direction"] = in.direction;
   j["tags"] = r.approximate ? "approximate" : "exact";
   j["fast_forward"] = r.fast_forward;
+  j["warm_up"] = r.warm_up;
   if (!in.passes.empty()) j["problem"] = in.passes.front()->problem.describe();
   double fa_flops = 0;
   for (const auto* pp : in.passes) fa_flops += workloads::analytic_counts(*pp).fa_flops;
@@ -219,7 +220,8 @@ std::string render_run_report(const json& j) {
   os << "run " << j["kernel"].get<std::string>() << " " << j["direction"].get<std::string>() << "  "
      << j.value("problem", "") << "  (" << j["arch"].get<std::string>() << ")"
      << (j.value("tags", "exact") == "approximate" ? "  [approximate tags]" : "")
-     << (j.value("fast_forward", false) ? "  [fast-forward]" : "") << "\n";
+     << (j.value("fast_forward", false) ? "  [fast-forward]" : "")
+     << (j.value("warm_up", false) ? "  [after a warm-up run]" : "") << "\n";
   os << "  time " << fixed(j["time_us"].get<double>(), 1) << " us, " << fixed(j["tflops"].get<double>(), 1)
      << " TFLOP/s (FA convention, " << fixed(j["fa_flops"].get<double>() / 1e9, 1) << " GFLOP)\n\n";
   TextTable rows;

@@ -28,6 +28,10 @@ void check_stats_option(const PointSpec& spec) {
     throw arch::ConfigError(arch::ValueOrigin{"--fast-forward", 0, 0, {}}, "fast_forward",
                             "fast-forward skips workgroups, and the channel statistics count what was served: drop --stats or --fast-forward");
   }
+  if (spec.warm_up && spec.stats) {
+    throw arch::ConfigError(arch::ValueOrigin{"--warm-up", 0, 0, {}}, "warm_up",
+                            "the channel statistics would count the warm-up's traffic too: drop --stats or --warm-up");
+  }
 }
 
 nlohmann::json simulate_point(const PointSpec& spec, const sim::EngineOptions& options, nlohmann::json* trace) {
@@ -57,6 +61,7 @@ nlohmann::json simulate_point(const PointSpec& spec, const sim::EngineOptions& o
   o.fast_forward = spec.fast_forward;
   o.stats = spec.stats;
   o.empty_caches_per_kernel = spec.empty_caches_per_kernel;
+  o.warm_up = spec.warm_up;
   const sim::RunResult r = sim::simulate(in.passes, loaded.spec, o);
   if (trace) *trace = trace_json(in, r);
   return run_report(in, r);

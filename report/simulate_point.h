@@ -32,6 +32,9 @@ struct PointSpec {
   // Each kernel starts with empty caches, as under a profiler's cache control
   // (sim::EngineOptions::empty_caches_per_kernel).
   bool empty_caches_per_kernel = false;
+  // Simulate the passes once before the measured run (sim::EngineOptions::warm_up). Contract: not
+  // with stats.
+  bool warm_up = false;
 };
 
 // The passes of a direction text. Contract: throws arch::ConfigError naming `flag` unless fwd, bwd or both.
@@ -40,7 +43,7 @@ std::vector<workloads::Direction> parse_directions(const std::string& text, cons
 // Contract: throws arch::ConfigError when a trace is asked for a fast-forwarded point (a trace
 // shows every workgroup; fast-forward skips some).
 void check_trace_option(const PointSpec& spec, bool trace);
-// Contract: throws arch::ConfigError when stats are asked for a fast-forwarded point.
+// Contract: throws arch::ConfigError when stats are asked for a fast-forwarded or warmed-up point.
 void check_stats_option(const PointSpec& spec);
 
 // Simulates the point and returns its report (report/run_report.h); with `trace` set, also the

@@ -975,17 +975,18 @@ nlohmann::json kernel_stats(const arch::GpuSpec& gpu, const MemoryPath& memory, 
   return stats.to_json();
 }
 
-}  // namespace
-
-RunResult simulate(const std::vector<const PassPrograms*>& passes, const arch::GpuSpec& gpu,
-                   const EngineOptions& options) {
-  if (options.stats && options.fast_forwards()) {
-    throw std::invalid_argument("stats count what the channels served, and fast-forward skips workgroups: ask for one of them");
+// Moves a kernel's times `origin` earlier (a run measured after a warm-up starts at 0).
+void rebase(KernelResult& k, Tick origin) {
+  for (Tick* at : {&k.launch, &k.start, &k.end, &k.last_retire}) *at -= origin;
+  for (WorkgroupSpan& s : k.spans) {
+    s.start -= origin;
+    s.end -= origin;
   }
+}
+
+RunResult run_passes(const std::vector<const PassPrograms*>& passes, const arch::GpuSpec& gpu,
+                     const EngineOptions& options, MemoryPath& memory, Tick& t, double& clock) {
   RunResult result;
-  MemoryPath memory(gpu, gpu.clock.engine_max.value, options.approximate ? TagMode::approximate : TagMode::exact);
-  Tick t = 0;
-  double clock = 0;
   auto channels_before = std::make_unique<Stats>();  // what the channels had served before the kernel
   for (const PassPrograms* pp : passes) {
     for (const KernelProgram& kp : pp->kernels) {
@@ -1010,12 +1011,40 @@ RunResult simulate(const std::vector<const PassPrograms*>& passes, const arch::G
       result.kernels.push_back(std::move(k));
     }
   }
-  result.time = t;
+  return result;
+}
+
+}  // namespace
+
+RunResult simulate(const std::vector<const PassPrograms*>& passes, const arch::GpuSpec& gpu,
+                   const EngineOptions& options) {
+  if (options.stats && options.fast_forwards()) {
+    throw std::invalid_argument("stats count what the channels served, and fast-forward skips workgroups: ask for one of them");
+  }
+  if (options.stats && options.warm_up) {
+    throw std::invalid_argument("stats count what the channels served since the start, the warm-up's included: ask for one of them");
+  }
+  MemoryPath memory(gpu, gpu.clock.engine_max.value, options.approximate ? TagMode::approximate : TagMode::exact);
+  Tick t = 0;
+  double clock = 0;
+  if (options.warm_up) {
+    // The same passes once, their results discarded: the measured run finds the caches, the
+    // channels' queues and the engine clock this one leaves.
+    EngineOptions quiet = options;
+    quiet.warm_up = quiet.trace = false;
+    run_passes(passes, gpu, quiet, memory, t, clock);
+  }
+  const Tick origin = t;
+  RunResult result = run_passes(passes, gpu, options, memory, t, clock);
+  for (KernelResult& k : result.kernels) rebase(k, origin);
+  result.time = t - origin;
   if (options.stats) result.stats = run_stats(gpu, memory, result);
   result.hierarchy_state_bytes = memory.state_bytes();
   result.approximate = options.approximate;
   result.fast_forward = options.fast_forwards();
+  result.warm_up = options.warm_up;
   return result;
 }
+
 
 }  // namespace attnsim::sim

@@ -42,6 +42,11 @@ struct EngineOptions {
   // (`ncu --cache-control all`, Nsight Compute's default; NCU-CACHE). Off: kernels find what the
   // one before left (as `l2.kernel_end` says).
   bool empty_caches_per_kernel = false;
+  // Simulate the passes once before the measured run and discard that run, as a benchmark's warm-up
+  // calls do: the measured run finds the caches (dirty lines included), the channels' queues and
+  // the engine clock the previous call left, and its times count from its own first launch. Not
+  // with stats (the channels' totals would include the warm-up).
+  bool warm_up = false;
   // Whether the run fast-forwards: asked for, and no trace.
   bool fast_forwards() const { return fast_forward && !trace; }
 };
@@ -108,6 +113,7 @@ struct RunResult {
   std::uint64_t hierarchy_state_bytes = 0;
   bool approximate = false;           // run in the approximate tag mode
   bool fast_forward = false;          // EngineOptions::fast_forward was asked for
+  bool warm_up = false;               // measured after a discarded warm-up run (EngineOptions::warm_up)
   // EngineOptions::stats: the run's statistics as nested JSON (Stats::to_json), null otherwise.
   // xcd[i].l2.{requests, hits, misses, fetch_bytes, write_bytes} per XCD (l2.* for one shared L2),
   // every channel's figures (MemoryPath::add_stats) and time_ps, the run's end.
@@ -115,11 +121,13 @@ struct RunResult {
 };
 
 // Simulates the kernels of `passes` in stream order on one GPU (the forward pass before the
-// backward for `both`). The memory-side cache keeps its contents across kernels; the L2s are
-// written back and invalidated at every kernel end.
+// backward for `both`), after a discarded warm-up run of the same passes with `warm_up`. The
+// memory-side cache keeps its contents across kernels; the L2s do what `l2.kernel_end` says at
+// every kernel end (written back and invalidated, or kept); with `empty_caches_per_kernel` every
+// cache is emptied before each kernel.
 // Contract: deterministic (a pure function of its inputs); throws arch::ConfigError when a kernel's
 // workgroup does not fit on a CU or the GPU's L2 line is not 128 B, and std::invalid_argument when
-// options ask for stats and fast-forward together.
+// options ask for stats together with fast-forward or a warm-up.
 RunResult simulate(const std::vector<const workloads::PassPrograms*>& passes, const arch::GpuSpec& gpu,
                    const EngineOptions& options = {});
 

@@ -235,9 +235,11 @@ ordered_json canonical_with(const report::PointSpec& spec, const ordered_json& a
         {"layout", std::string(workloads::to_string(p.layout))}}},
       {"kernel", spec.kernel},
       {"direction", spec.direction}};
-  // Only approximate and fast-forwarded points name their mode, so others keep the keys of older sweeps.
+  // Only approximate, fast-forwarded and warmed-up points name their mode, so others keep the keys
+  // of older sweeps.
   if (spec.approximate) key["tags"] = "approximate";
   if (spec.fast_forward) key["fast_forward"] = true;
+  if (spec.warm_up) key["warm_up"] = true;
   return key;
 }
 
@@ -283,16 +285,17 @@ SweepSpec load_sweep_text(const std::string& text, const std::string& file) {
         throw ConfigError(at(file, v), "base.tags", "'" + mode + "': expected \"exact\" or \"approximate\"");
       }
       s.base.approximate = mode == "approximate";
-    } else if (key == "fast_forward") {
+    } else if (key == "fast_forward" || key == "warm_up") {
       const std::optional<bool> on = v.value<bool>();
-      if (!v.is_boolean() || !on) throw ConfigError(at(file, v), "base.fast_forward", "expected true or false");
-      s.base.fast_forward = *on;
+      if (!v.is_boolean() || !on) throw ConfigError(at(file, v), "base." + key, "expected true or false");
+      (key == "fast_forward" ? s.base.fast_forward : s.base.warm_up) = *on;
     } else if (key == "problem" && v.is_table()) problem = v.as_table();
     else if (key == "set" && v.is_array()) {
       for (const auto& e : *v.as_array()) s.base.sets.push_back(checked_string(file, "base.set", e));
     } else {
       throw ConfigError(at(file, v), "base." + key,
-                        "unknown key; [base] has arch, set = [\"key=value\", ...], kernel, direction, tags, fast_forward and [base.problem]");
+                        "unknown key; [base] has arch, set = [\"key=value\", ...], kernel, direction, tags, fast_forward, warm_up and "
+                        "[base.problem]");
     }
   }
   if (!problem) throw ConfigError(ValueOrigin{file, 0, 0, {}}, "base.problem", "missing table [base.problem]");

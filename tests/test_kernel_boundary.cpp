@@ -1,11 +1,16 @@
 // What the caches hold across a kernel boundary: the L2 written back and invalidated (MI300X) or
-// kept (NVIDIA), as `l2.kernel_end` says, and a profiler's cache control emptying every cache
-// before a kernel outside any counter (ncu --cache-control all). Counts by hand.
+// kept (NVIDIA), as `l2.kernel_end` says, a profiler's cache control emptying every cache before a
+// kernel outside any counter (ncu --cache-control all), and a warm-up run before the measured one.
+// Counts by hand.
 #include <doctest/doctest.h>
 
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "arch/config_error.h"
 #include "config_fixture.h"
+#include "report/simulate_point.h"
 #include "sim/memory_path.h"
 #include "workload_fixture.h"
 
@@ -88,4 +93,53 @@ TEST_CASE("on MI300X the cache control empties the memory-side cache too where k
   CHECK(kept.hbm_read_bytes == 0);
   CHECK(emptied.mall_read_hits == 0);
   CHECK(emptied.hbm_read_bytes == 128 * kLines);
+}
+
+namespace {
+// A forward whose Q, K and V (2 heads of 1024 rows) fit every cache, simulated cold or after a
+// warm-up run of itself.
+nlohmann::json small_forward(const std::string& arch, const std::string& kernel, std::uint32_t d, bool warm) {
+  report::PointSpec s;
+  s.arch = arch;
+  s.kernel = kernel;
+  s.direction = "fwd";
+  s.problem.batch = 1;
+  s.problem.heads_q = s.problem.heads_kv = 2;
+  s.problem.seqlen_q = s.problem.seqlen_k = 1024;
+  s.problem.head_dim_qk = s.problem.head_dim_v = d;
+  s.problem.causal = false;
+  s.warm_up = warm;
+  return report::simulate_point(s);
+}
+}  // namespace
+
+TEST_CASE("after a warm-up run the measured run finds what it left: the H200's L2 and MI300X's memory-side cache") {
+  // Q, K and V: 3 tensors of 2 x 1024 x d bf16 values.
+  const std::uint64_t h200_qkv = 3 * 2 * 1024 * 64 * 2, mi300x_qkv = 3 * 2 * 1024 * 128 * 2;
+  const auto cold = small_forward("h200", "ref-cuda", 64, false), warm = small_forward("h200", "ref-cuda", 64, true);
+  CHECK(cold["traffic"]["hbm_read_bytes"] == h200_qkv);
+  CHECK(warm["traffic"]["hbm_read_bytes"] == 0);  // the kept L2 holds them
+  CHECK(warm["traffic"]["l2_hit_rate"] == 1.0);
+  CHECK(warm["warm_up"] == true);
+  CHECK(cold["warm_up"] == false);
+  CHECK(warm["kernels"][0]["launch_us"] == 0.0);  // times count from the measured run's launch
+  CHECK(warm["time_us"].get<double>() == doctest::Approx(warm["kernels"][0]["end_us"].get<double>()));
+  // MI300X's L2s are invalidated at the warm-up's end; its MALL keeps the lines, so nothing comes
+  // from HBM, and O and LSE (2 x 1024 x 128 x 2 + 2 x 1024 x 4 bytes) are written back either way.
+  const auto amd_cold = small_forward("mi300x", "aiter-v3", 128, false);
+  const auto amd_warm = small_forward("mi300x", "aiter-v3", 128, true);
+  CHECK(amd_cold["traffic"]["hbm_read_bytes"] == mi300x_qkv);
+  CHECK(amd_warm["traffic"]["hbm_read_bytes"] == 0);
+  CHECK(amd_warm["traffic"]["mall_hit_bytes"] == amd_warm["traffic"]["l2_fabric_read_bytes"]);
+  CHECK(amd_cold["traffic"]["hbm_write_bytes"] == 2 * 1024 * 128 * 2 + 2 * 1024 * 4);
+  CHECK(amd_warm["traffic"]["hbm_write_bytes"] == amd_cold["traffic"]["hbm_write_bytes"]);
+}
+
+TEST_CASE("a warm-up run with channel statistics is refused with the reason") {
+  report::PointSpec s;
+  s.warm_up = s.stats = true;
+  CHECK_THROWS_WITH_AS(report::check_stats_option(s),
+                       "--warm-up: error: key 'warm_up': the channel statistics would count the warm-up's traffic too: drop "
+                       "--stats or --warm-up",
+                       arch::ConfigError);
 }

@@ -148,6 +148,12 @@ TEST_CASE("a sweep's base may ask for fast-forward and its points keep apart fro
   CHECK(points[0].id != expand(load_sweep_text(kBase, "s.toml"))[0].id);
   CHECK(contains(error_of(std::string(kBase).replace(0, 7, "[base]\nfast_forward = \"yes\"\n")),
                  "s.toml:2:16: error: key 'base.fast_forward': expected true or false"));
+  // A warm-up run before each point's measured one: points of their own too.
+  const auto warm = expand(load_sweep_text(std::string(kBase).replace(0, 7, "[base]\nwarm_up = true\n"), "s.toml"));
+  CHECK(warm[0].spec.warm_up);
+  CHECK(warm[0].id != expand(load_sweep_text(kBase, "s.toml"))[0].id);
+  CHECK(contains(error_of(std::string(kBase).replace(0, 7, "[base]\nwarm_up = 1\n")),
+                 "s.toml:2:11: error: key 'base.warm_up': expected true or false"));
 }
 
 TEST_CASE("bad sweep specs name the file position and the key") {
