@@ -1031,6 +1031,7 @@ RunResult simulate(const std::vector<const PassPrograms*>& passes, const arch::G
     // The same passes once, their results discarded: the measured run finds the caches, the
     // channels' queues and the engine clock this one leaves.
     EngineOptions quiet = options;
+    quiet.fast_forward = options.fast_forwards();  // as the measured run decides it
     quiet.warm_up = quiet.trace = false;
     run_passes(passes, gpu, quiet, memory, t, clock);
   }
