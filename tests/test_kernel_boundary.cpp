@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "arch/config_error.h"
+#include "cli_runner.h"
 #include "config_fixture.h"
 #include "report/simulate_point.h"
 #include "sim/memory_path.h"
@@ -142,4 +143,24 @@ TEST_CASE("a warm-up run with channel statistics is refused with the reason") {
                        "--warm-up: error: key 'warm_up': the channel statistics would count the warm-up's traffic too: drop "
                        "--stats or --warm-up",
                        arch::ConfigError);
+}
+
+TEST_CASE("run --empty-caches: each backward kernel reads what it needs from HBM (by hand)") {
+  // H200, ref-cuda backward, B=1, 2 heads, N=1024, d=64: each bf16 tensor 2 x 1024 x 64 x 2 B, the
+  // fp32 dQ accumulator twice that, LSE and D 2 x 1024 x 4 B each; everything fits the 50 MiB L2.
+  const std::uint64_t tensor = 2 * 1024 * 64 * 2, acc = 2 * tensor, stats = 2 * 1024 * 4;
+  const auto reads = [](const std::string& extra) {
+    const auto r = test::run_attnsim("run --json --arch h200 --kernel ref-cuda --direction bwd --batch 1 --heads 2:2 "
+                                     "--seqlen 1024 --head-dim 64 --no-causal " + extra);
+    REQUIRE(r.exit_code == 0);
+    const auto report = nlohmann::json::parse(r.out);
+    std::vector<std::uint64_t> by_kernel;
+    for (const auto& k : report["kernels"]) by_kernel.push_back(k["counters"]["hbm_read_bytes"]);
+    return by_kernel;  // preprocess, dQ accumulator memset, main, convert
+  };
+  // As the GPU runs the pass: the main kernel finds dO, D and the zeroed accumulator the kernels
+  // before it left in the kept L2 and reads Q, K, V and LSE; the convert finds the accumulator.
+  CHECK(reads("") == std::vector<std::uint64_t>{2 * tensor, 0, 3 * tensor + stats, 0});
+  // As ncu profiles it: every kernel starts cold; the main kernel's atomics fetch the accumulator.
+  CHECK(reads("--empty-caches") == std::vector<std::uint64_t>{2 * tensor, 0, 4 * tensor + 2 * stats + acc, acc});
 }

@@ -284,7 +284,9 @@ TEST_CASE("the placement probe's summary tells breadth-first from depth-first pl
   CHECK_THROWS_AS(attn::placement_summary(h200, h200.size() + 1), attn::BadInput);
   CHECK(attn::parse_options({"--placement-probe", "58112"}).placement_probe_lds == 58112);
   CHECK(attn::parse_options({}).placement_probe_lds == -1);
-  CHECK(bad_input({"--placement-probe", "-1"}) == "--placement-probe: expected LDS bytes >= 0");
+  CHECK(attn::parse_options({"--placement-probe", "fwd"}).placement_probe_lds == attn::fwd_lds_bytes(128));
+  CHECK(attn::parse_options({"--placement-probe", "bwd"}).placement_probe_lds == attn::bwd_lds_bytes(128));
+  CHECK(bad_input({"--placement-probe", "-1"}) == "--placement-probe: expected LDS bytes >= 0, fwd or bwd");
 }
 
 TEST_CASE("harness options: shapes the kernels cannot run are refused by name") {

@@ -143,7 +143,8 @@ inline const char* kUsage =
     "       attnsim_gpu --dispatch-probe   (does an XCD run ahead of the others? validation/README.md)\n"
     "       attnsim_gpu --matrix-rate-probe   (matrix FLOPs per clock per compute unit of mma())\n"
     "       attnsim_gpu --memory-probe   (stream read, write and copy bandwidth of the whole GPU)\n"
-    "       attnsim_gpu --placement-probe LDS_BYTES   (which compute unit each workgroup of 128 threads runs on)\n"
+    "       attnsim_gpu --placement-probe LDS_BYTES|fwd|bwd   (which compute unit each workgroup of 128 threads\n"
+    "                    runs on, each with that much LDS: fwd and bwd are the d = 128 kernels' own)\n"
     "Runs the validation kernels on random inputs, checks them against the CPU reference, times\n"
     "them and appends measurement rows for `attnsim validate`. Exit: 0 ok, 2 bad input, 3 results\n"
     "differ from the reference, 4 no GPU of this build's vendor, 1 internal error.\n";
@@ -192,8 +193,10 @@ inline Options parse_options(const std::vector<std::string>& args) {
     } else if (a == "--memory-probe") {
       o.memory_probe = true;
     } else if (a == "--placement-probe") {
-      o.placement_probe_lds = parse_int(a, value());
-      if (o.placement_probe_lds < 0) throw BadInput("--placement-probe: expected LDS bytes >= 0");
+      // LDS bytes, or the d = 128 forward's or backward's own (attention_tiling.h).
+      const std::string v = value();
+      o.placement_probe_lds = v == "fwd" ? fwd_lds_bytes(128) : (v == "bwd" ? bwd_lds_bytes(128) : parse_int(a, v));
+      if (o.placement_probe_lds < 0) throw BadInput("--placement-probe: expected LDS bytes >= 0, fwd or bwd");
     } else {
       throw BadInput("unknown option '" + a + "'\n" + kUsage);
     }

@@ -114,8 +114,8 @@ profile() {
 # micro` command that simulates it. Kept the same way.
 "$bin" --memory-probe | tee "${out%.csv}_memory_probe.txt" || echo "run_suite: the memory probe failed" >&2
 # The placement probe: which compute unit each workgroup runs on, with as many per unit as the
-# d=128 forward fits (58112 bytes of LDS) and with no LDS. Kept the same way.
-{ "$bin" --placement-probe 58112 && "$bin" --placement-probe 0; } | tee "${out%.csv}_placement_probe.txt" ||
+# d=128 forward fits (its own LDS, `fwd`) and with no LDS. Kept the same way.
+{ "$bin" --placement-probe fwd && "$bin" --placement-probe 0; } | tee "${out%.csv}_placement_probe.txt" ||
   echo "run_suite: the placement probe failed" >&2
 
 if [[ $quick == 1 ]]; then seqlens=(1024 4096); dims=(128); else seqlens=(1024 2048 4096 8192 16384); dims=(64 128); fi
