@@ -22,11 +22,11 @@ DerivedFigures derive(const GpuSpec& s) {
   d.exp_per_s = d.exp_per_clk_per_cu * cus * f_max;
   d.lds_bandwidth = BytesPerSecond{static_cast<double>(s.cu.lds_bandwidth.value) * cus * f_max};
   d.l1_bandwidth = BytesPerSecond{static_cast<double>(s.l1.bandwidth.value) * cus * f_max};
-  const double l2_channels = static_cast<double>(s.l2.channels) * s.l2_instances();
+  const double l2_channels = static_cast<double>(s.l2_instance_channels()) * s.l2_instances();
   d.l2_read_bandwidth = BytesPerSecond{static_cast<double>(s.l2.read_bandwidth.value) * l2_channels * f_max};
   d.l2_write_bandwidth = BytesPerSecond{static_cast<double>(s.l2.write_bandwidth.value) * l2_channels * f_max};
   d.fabric_bandwidth = BytesPerSecond{static_cast<double>(s.fabric.l2_link_bandwidth.value) * l2_channels * f_max};
-  d.l2_total = Bytes{s.l2.size.value * s.l2_instances()};
+  d.l2_total = Bytes{s.l2_total_bytes()};
   d.l2_sets = s.l2.sets();
   if (s.mall.present) {
     d.mall_bandwidth =

@@ -180,6 +180,11 @@ struct L2Spec : CacheSpec {
   SetIndex set_index = SetIndex::hashed;
   AtomicSite atomics = AtomicSite::memory_side;  // where device-scope atomics are performed
   L2KernelEnd kernel_end = L2KernelEnd::write_back;  // what the L2 does at a kernel's end
+  // A shared L2 split in `partitions` halves (1 or 2), each with size / partitions bytes and
+  // channels / partitions channels: a line's home is one of them; a CU's near one caches what the
+  // CU reads (docs/model.md, L2 partitions). far_latency: the added round trip through the far one.
+  std::uint32_t partitions = 1;
+  Cycles far_latency{0};  // 0: not set; unused with one partition
 };
 
 // The link from an L2 to the fabric.
@@ -226,8 +231,18 @@ struct GpuSpec {
   HbmSpec hbm;
 
   std::uint32_t total_cus() const { return chip.xcds * chip.cus_per_xcd; }
-  std::uint32_t l2_instances() const { return l2.scope == L2Scope::per_xcd ? chip.xcds : 1; }
-  std::uint32_t l2_instance_of(std::uint32_t xcd) const { return l2.scope == L2Scope::per_xcd ? xcd : 0; }
+  // The L2's tag stores: one per XCD, or the partitions of one shared L2; each instance's bytes and
+  // channels.
+  std::uint32_t l2_instances() const { return l2.scope == L2Scope::per_xcd ? chip.xcds : l2.partitions; }
+  std::uint64_t l2_instance_bytes() const { return l2.scope == L2Scope::per_xcd ? l2.size.value : l2.size.value / l2.partitions; }
+  std::uint32_t l2_instance_channels() const { return l2.scope == L2Scope::per_xcd ? l2.channels : l2.channels / l2.partitions; }
+  // Every L2 instance's bytes together.
+  std::uint64_t l2_total_bytes() const { return l2_instance_bytes() * l2_instances(); }
+  // The instance CU `cu` (numbered across the chip) of XCD `xcd` reads through: its XCD's, or its
+  // near partition (the CUs alternate between the partitions: docs/model.md).
+  std::uint32_t l2_instance_of(std::uint32_t xcd, std::uint32_t cu = 0) const {
+    return l2.scope == L2Scope::per_xcd ? xcd : cu % l2.partitions;
+  }
 };
 
 inline constexpr int kSchemaVersion = 1;

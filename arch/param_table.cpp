@@ -489,10 +489,10 @@ std::vector<ParamDecl> build_table() {
   t.push_back(choice("l1.write_policy", ATTNSIM_FIELD(l1.write_policy), "L1 write policy"));
 
   t.push_back(choice("l2.scope", ATTNSIM_FIELD(l2.scope), "one L2 per XCD, or one shared by the chip"));
-  t.push_back(quantity("l2.size", ATTNSIM_FIELD(l2.size), 64 * kKiB, 4 * kGiB, "capacity of one L2 instance"));
+  t.push_back(quantity("l2.size", ATTNSIM_FIELD(l2.size), 64 * kKiB, 4 * kGiB, "capacity of one L2 instance (a shared L2: all its partitions)"));
   t.push_back(count("l2.ways", ATTNSIM_FIELD(l2.ways), 1, 1024, "L2 associativity"));
   t.push_back(quantity("l2.line", ATTNSIM_FIELD(l2.line), 16, 4096, "L2 line size", kPow2));
-  t.push_back(count("l2.channels", ATTNSIM_FIELD(l2.channels), 1, 1024, "channels (slices) per L2 instance"));
+  t.push_back(count("l2.channels", ATTNSIM_FIELD(l2.channels), 1, 1024, "channels (slices) per L2 instance (a shared L2: all its partitions)"));
   t.push_back(quantity("l2.read_bandwidth", ATTNSIM_FIELD(l2.read_bandwidth), 1, 65536,
                        "read bytes per clock per L2 channel"));
   t.push_back(quantity("l2.write_bandwidth", ATTNSIM_FIELD(l2.write_bandwidth), 1, 65536,
@@ -507,6 +507,15 @@ std::vector<ParamDecl> build_table() {
                      "where device-scope atomics are performed: beyond the L2 at the memory side, or in the L2"));
   t.push_back(choice("l2.kernel_end", ATTNSIM_FIELD(l2.kernel_end),
                      "what the L2 does at a kernel's end: write back every dirty line and invalidate, or keep its lines"));
+
+  t.push_back(count("l2.partitions", ATTNSIM_FIELD(l2.partitions), 1, 2,
+                    "partitions of a shared L2: 2 halves, each caching what its own CUs read, a line's home in one"));
+  {
+    ParamDecl far = quantity("l2.far_latency", ATTNSIM_FIELD(l2.far_latency), 1, 100000,
+                             "added round trip of a request served through the far L2 partition (needed with l2.partitions = 2, unused with 1)");
+    far.optional_key = true;  // absent: 0, one partition
+    t.push_back(std::move(far));
+  }
 
   t.push_back(quantity("fabric.l2_link_bandwidth", ATTNSIM_FIELD(fabric.l2_link_bandwidth), 1, 65536,
                        "bytes per clock from one L2 channel to the fabric"));

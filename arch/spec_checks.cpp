@@ -71,6 +71,21 @@ class Checker {
 
     cache("l1", s_.l1);
     cache("l2", s_.l2);
+    const L2Spec& l2 = s_.l2;
+    require(l2.partitions == 1 || l2.scope == L2Scope::shared, {"l2.partitions", "l2.scope"},
+            std::to_string(l2.partitions) + " partitions need a shared L2 (l2.scope = \"shared\"); an L2 per XCD is not partitioned");
+    require(l2.channels % l2.partitions == 0, {"l2.channels", "l2.partitions"},
+            std::to_string(l2.channels) + " channels do not split evenly over " + std::to_string(l2.partitions) + " partitions");
+    {
+      const std::uint64_t part_sets_bytes = std::uint64_t{l2.partitions} * l2.ways * l2.line.value;
+      require(l2.size.value % part_sets_bytes == 0, {"l2.size", "l2.partitions"},
+              format(l2.size) + " does not split into " + std::to_string(l2.partitions) +
+                  " partitions of whole sets (l2.ways x l2.line = " + format(Bytes{std::uint64_t{l2.ways} * l2.line.value}) + ")");
+    }
+    require(l2.partitions == 1 || l2.atomics == AtomicSite::l2, {"l2.partitions", "l2.atomics"},
+            "a partitioned L2 performs atomics at each line's home partition: it needs l2.atomics = \"l2\"");
+    require(l2.partitions == 1 || l2.far_latency.value > 0, {"l2.far_latency", "l2.partitions"},
+            "l2.partitions = 2 needs l2.far_latency (the far partition's added round trip)");
     require(s_.hbm.write_queue.value >= s_.l2.line.value, {"hbm.write_queue", "l2.line"},
             format(s_.hbm.write_queue) + " cannot hold one write-back of an L2 line (" + format(s_.l2.line) + ")");
     if (s_.mall.present) cache("mall", s_.mall);

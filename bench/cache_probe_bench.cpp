@@ -96,9 +96,9 @@ int replay_approximate(const arch::GpuSpec& gpu, const Problem& p, const KernelS
         }
         if (spans.empty()) return;
         if (op.op->action == Action::atomic_dq) {
-          memory.atomic_spans(xcd, spans.data(), spans.size(), 0, per_xcd[xcd]);
+          memory.atomic_spans(xcd, xcd * gpu.chip.cus_per_xcd + cu, spans.data(), spans.size(), 0, per_xcd[xcd]);
         } else if (is_store(op.op->action)) {
-          memory.write_spans(xcd, spans.data(), spans.size(), 0, per_xcd[xcd]);
+          memory.write_spans(xcd, xcd * gpu.chip.cus_per_xcd + cu, spans.data(), spans.size(), 0, per_xcd[xcd]);
         } else {
           memory.read_spans(xcd, xcd * gpu.chip.cus_per_xcd + cu, spans.data(), spans.size(), 0, per_xcd[xcd]);
         }

@@ -133,10 +133,17 @@ std::string arch_text(const arch::LoadedArch& loaded, const arch::DerivedFigures
   mem.add({"LDS", arch::format(s.cu.lds_size) + "/CU", arch::format(s.cu.lds_bandwidth) + "/CU",
            tbps(d.lds_bandwidth)});
   mem.add({"L1", arch::format(s.l1.size) + "/CU", arch::format(s.l1.bandwidth) + "/CU", tbps(d.l1_bandwidth)});
-  mem.add({"L2", arch::format(s.l2.size) + " x " + std::to_string(s.l2_instances()) + " (" +
-                     std::string(arch::to_string(s.l2.scope)) + "), " + std::to_string(s.l2.channels) + " ch",
+  const std::string l2_kind = s.l2.partitions > 1 ? "shared, " + std::to_string(s.l2.partitions) + " partitions"
+                                                  : std::string(arch::to_string(s.l2.scope));
+  mem.add({"L2", arch::format(arch::Bytes{s.l2_instance_bytes()}) + " x " + std::to_string(s.l2_instances()) + " (" +
+                     l2_kind + "), " + std::to_string(s.l2_instance_channels()) + " ch",
            arch::format(s.l2.read_bandwidth) + "/ch read", tbps(d.l2_read_bandwidth) + " read, " +
                                                                tbps(d.l2_write_bandwidth) + " write"});
+  if (s.l2.partitions > 1) {
+    std::string far = arch::format(s.l2.far_latency);
+    far.append(" more round trip");
+    mem.add({"far L2 partition", far, "", ""});
+  }
   mem.add({"L2 -> fabric", "", arch::format(s.fabric.l2_link_bandwidth) + "/ch", tbps(d.fabric_bandwidth)});
   mem.add({"atomics", s.l2.atomics == arch::AtomicSite::l2 ? "performed in the L2" : "performed at the memory side", "", ""});
   mem.add({"L2 at a kernel's end",

@@ -28,6 +28,7 @@ const std::map<std::string, std::string>& metric_keys() {
       {"l2_hit_rate", "/traffic/l2_hit_rate"},
       {"l2_read_request_bytes", "/traffic/l2_read_request_bytes"},
       {"l2_atomic_request_bytes", "/traffic/l2_atomic_request_bytes"},
+      {"l2_far_partition_bytes", "/traffic/l2_far_partition_bytes"},
       {"matrix_flops", "/matrix_flops_issued"}};
   return m;
 }

@@ -198,6 +198,8 @@ json run_report(const RunInputs& in, const sim::RunResult& r) {
                   {"l2_read_request_bytes", c.requested_read_bytes},
                   // 32 B per sector an atomic request touches, once per request (NVIDIA's red sectors x 32).
                   {"l2_atomic_request_bytes", 32 * c.atomic_sectors},
+                  // 32 B per sector one L2 partition requested of the other (NVIDIA's ltcfabric sectors x 32).
+                  {"l2_far_partition_bytes", 32 * c.l2_fabric_sectors},
                   {"l2_fabric_read_bytes", c.fetch_size_bytes()},
                   {"l2_fabric_write_bytes", c.write_size_bytes()},
                   {"mall_hit_bytes", c.mall_read_hits * (gpu.mall.present ? gpu.mall.line.value : 0)},

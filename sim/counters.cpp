@@ -25,6 +25,8 @@ nlohmann::json TrafficCounters::to_json(arch::Vendor vendor) const {
     shared["lts__t_sectors_srcunit_tex_op_read.sum"] = read_sectors;
     shared["lts__t_sectors_srcunit_tex_op_write.sum"] = write_sectors;
     shared["lts__t_sectors_srcunit_tex_op_red.sum"] = atomic_sectors;
+    // Sectors one L2 partition requested of the other.
+    shared["lts__t_sectors_srcunit_ltcfabric.sum"] = l2_fabric_sectors;
     shared["dram__bytes_read.sum"] = hbm_read_bytes;
     shared["dram__bytes_write.sum"] = hbm_write_bytes;
     return shared;

@@ -28,6 +28,9 @@ struct TrafficCounters {
   std::uint64_t ea_wrreq = 0, ea_wrreq_64b = 0;  // write-backs, write-throughs and atomics toward the fabric
   std::uint64_t mall_read_hits = 0, mall_read_misses = 0;  // in memory-side cache lines
   std::uint64_t hbm_read_bytes = 0, hbm_write_bytes = 0;
+  // 32 B sectors requested of a partitioned L2's far partition (reads that missed the near copy,
+  // writes and atomics homed there): Nsight Compute's lts__t_sectors_srcunit_ltcfabric.
+  std::uint64_t l2_fabric_sectors = 0;
 
   // rocprofiler-sdk gfx942 formulas, in bytes (the KB of the tools x 1024).
   std::uint64_t fetch_size_bytes() const {
@@ -84,6 +87,7 @@ void TrafficCounters::zip(TrafficCounters& a, const TrafficCounters& b, F&& f) {
   f(a.mall_read_misses, b.mall_read_misses);
   f(a.hbm_read_bytes, b.hbm_read_bytes);
   f(a.hbm_write_bytes, b.hbm_write_bytes);
+  f(a.l2_fabric_sectors, b.l2_fabric_sectors);
 }
 
 }  // namespace attnsim::sim

@@ -233,7 +233,7 @@ class KernelRun {
     const std::uint64_t slots = static_cast<std::uint64_t>(xcds_) * cus_per_xcd_ * per_cu_;
     set_batch(batching_keeps_timing(kp, slots) ? options_.loop_batch : 1);
     r.loop_batch = shape_.batch;
-    const std::uint64_t caches = gpu_.l2.size.value * gpu_.l2_instances() + (gpu_.mall.present ? gpu_.mall.size.value : 0);
+    const std::uint64_t caches = gpu_.l2_total_bytes() + (gpu_.mall.present ? gpu_.mall.size.value : 0);
     const bool fast_forward = options_.fast_forwards();
     // The grid's period in dispatch order: a batch, or under longest_first a section of heads (its
     // work runs from the longest blocks to the shortest once per section).
@@ -848,13 +848,13 @@ class KernelRun {
       BatchTiming b;
       if (a == Action::atomic_dq) {
         const std::uint32_t per_sector = shape_.kp->atomic_requests_per_sector;
-        b = approximate ? memory_.atomic_spans(s.xcd, spans_.data(), spans_.size(), now, c, per_sector)
-                        : memory_.atomic_batch(s.xcd, lines_.data(), lines_.size(), now, c, per_sector);
+        b = approximate ? memory_.atomic_spans(s.xcd, s.cu, spans_.data(), spans_.size(), now, c, per_sector)
+                        : memory_.atomic_batch(s.xcd, s.cu, lines_.data(), lines_.size(), now, c, per_sector);
         drain_ = std::max(drain_, b.finish);
         b = BatchTiming{issued, 0, WaitCause::l2, 0};  // posted: done once issued
       } else if (workloads::is_store(a)) {
-        b = approximate ? memory_.write_spans(s.xcd, spans_.data(), spans_.size(), now, c)
-                        : memory_.write_batch(s.xcd, lines_.data(), lines_.size(), now, c);
+        b = approximate ? memory_.write_spans(s.xcd, s.cu, spans_.data(), spans_.size(), now, c)
+                        : memory_.write_batch(s.xcd, s.cu, lines_.data(), lines_.size(), now, c);
       } else {
         b = approximate ? memory_.read_spans(s.xcd, s.cu, spans_.data(), spans_.size(), now, c)
                         : memory_.read_batch(s.xcd, s.cu, lines_.data(), lines_.size(), now, c);
@@ -943,7 +943,8 @@ void add_l2_counters(Stats& stats, const arch::GpuSpec& gpu, const MemoryPath& m
                      const std::vector<TrafficCounters>& per_xcd) {
   for (std::uint32_t x = 0; x < per_xcd.size(); ++x) {
     const TrafficCounters& c = per_xcd[x];
-    const std::string name = memory.l2_stats_name(gpu.l2_instance_of(x)) + ".";
+    // An L2 per XCD: its own name; one shared L2 (partitioned or not): l2.
+    const std::string name = (gpu.l2.scope == arch::L2Scope::per_xcd ? memory.l2_stats_name(x) : std::string("l2")) + ".";
     stats.counter(name + "requests") += c.tcc_req;
     stats.counter(name + "hits") += c.tcc_hit;
     stats.counter(name + "misses") += c.tcc_miss;

@@ -64,7 +64,7 @@ void MemoryPath::add_hbm_rows(std::uint64_t key, const GroupShape& shape, std::u
 }
 
 void MemoryPath::spread_on_channels(ChannelDemand& demand, std::uint32_t inst, std::uint64_t bytes) {
-  const std::uint32_t channels = gpu_->l2.channels;
+  const std::uint32_t channels = l2_channels_.value();
   demand.add_spread(inst * channels, channels, bytes);
 }
 
@@ -80,19 +80,49 @@ void MemoryPath::evict_group(std::uint32_t inst, std::uint64_t key, const GroupS
 BatchTiming MemoryPath::read_spans(std::uint32_t xcd, std::uint32_t cu, const RowSpan* spans, std::size_t n, Tick t,
                                    TrafficCounters& c) {
   use_clock_of(xcd);
-  return time_read_batch(gpu_->l2_instance_of(xcd), t, fill_spans(xcd, cu, spans, n, c, false), c, l2_read_);
+  return time_read_batch(t, fill_spans(xcd, cu, spans, n, c, false), c, l2_read_);
+}
+
+std::uint64_t MemoryPath::homed_units(std::uint32_t inst, std::uint64_t key, const GroupShape& shape,
+                                      std::uint64_t units) const {
+  if (!partitioned_) return units;
+  std::uint64_t homed = 0;
+  for_each_line(key, shape, units, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t) {
+    if (home_of(0, line) == inst) homed |= line_units;
+  });
+  return homed;
+}
+
+MemoryPath::GroupProbe MemoryPath::probe_l2_group(std::uint32_t near, std::uint64_t key, const GroupShape& shape,
+                                                  std::uint64_t request, bool write) {
+  const auto on_evict_at = [this](std::uint32_t inst) {
+    return [this, inst](std::uint64_t k, const GroupShape& sh, std::uint64_t dirty) { evict_group(inst, k, sh, dirty); };
+  };
+  GroupProbe p;
+  const std::uint64_t near_home = homed_units(near, key, shape, request);
+  const std::uint64_t far_home = request & ~near_home;
+  const std::uint32_t far = 1 - near;  // the other partition (used only when partitioned)
+  if (write) {
+    // Writes and in-L2 atomics: at each line's home, allocated and left dirty.
+    if (near_home) p.hits = l2_groups_[near].access(key, shape, near_home, near_home, near_home, on_evict_at(near));
+    if (far_home) p.hits |= l2_groups_[far].access(key, shape, far_home, far_home, far_home, on_evict_at(far));
+    p.far = far_home;
+  } else {
+    // Reads: the near partition allocates every line (a copy of those homed in the other one); the
+    // lines homed in the other one that it missed go on to their home, which allocates them.
+    p.hits = l2_groups_[near].access(key, shape, request, request, 0, on_evict_at(near));
+    p.far = far_home & ~p.hits;
+    if (p.far) p.hits |= l2_groups_[far].access(key, shape, p.far, p.far, 0, on_evict_at(far));
+  }
+  return p;
 }
 
 MemoryPath::FillSummary MemoryPath::fill_spans(std::uint32_t xcd, std::uint32_t cu, const RowSpan* spans,
                                                std::size_t n, TrafficCounters& c, bool atomic) {
-  const std::uint32_t inst = gpu_->l2_instance_of(xcd);
-  GroupCache& l2 = l2_groups_[inst];
-  const auto on_evict = [&](std::uint64_t key, const GroupShape& shape, std::uint64_t dirty) {
-    evict_group(inst, key, shape, dirty);
-  };
+  const std::uint32_t inst = gpu_->l2_instance_of(xcd, cu);  // the near partition (or the XCD's L2)
   prefetch_groups(inst, spans, n);
   Tick latency_sum = 0;
-  bool reached_l2 = false, fetched = false, from_hbm = false;
+  bool reached_l2 = false, fetched = false, from_hbm = false, far = false;
   const Tick hit_latency = l1_latency_ + l2_latency_;
   std::uint64_t spread_l2 = 0, spread_link = 0;
   for (std::size_t i = 0; i < n; ++i) {
@@ -125,17 +155,19 @@ MemoryPath::FillSummary MemoryPath::fill_spans(std::uint32_t xcd, std::uint32_t 
       reached_l2 = true;
       const std::uint64_t request = whole_lines(units);
       // An in-L2 atomic's read-modify-write fills the line and leaves it dirty.
-      const std::uint64_t hits = l2.access(key, shape, request, request, atomic ? request : 0, on_evict);
+      const GroupProbe probe = probe_l2_group(inst, key, shape, request, atomic);
+      const std::uint64_t hits = probe.hits;
       // The L2: every line a request, hit or miss; the misses' sectors go beyond.
       const auto lines = count_units(line_starts(request));
       const auto hit_lines = count_units(line_starts(request & hits));
       c.tcc_req += lines;
       c.tcc_hit += hit_lines;
       c.tcc_miss += lines - hit_lines;
-      latency_sum += static_cast<Tick>(hit_lines) * hit_latency;
+      latency_sum += static_cast<Tick>(hit_lines) * hit_latency + static_cast<Tick>(count_units(line_starts(probe.far))) * far_latency_;
+      far = far || probe.far;
       std::uint64_t fetch = 0;
       bool whole = false;
-      if (hi == ~std::uint64_t{0} && mall_groups_) {
+      if (hi == ~std::uint64_t{0} && mall_groups_ && !partitioned_) {
         // Rows of whole lines: every request is a line, every miss one 128 B request (the sector
         // rule's outcome for a whole line); count them per group, their L2 and link bytes spread
         // over the XCD's channels at the batch's end, each fetched line on its memory-side channel.
@@ -151,12 +183,18 @@ MemoryPath::FillSummary MemoryPath::fill_spans(std::uint32_t xcd, std::uint32_t 
       } else {
         for_each_line(key, shape, request, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t first) {
           const LineRange r = line_range(key, line, lo, hi);
-          const std::uint32_t ch = l2_channel(inst, line);
+          // Reads at the near partition (and at the home when they went on to it), atomics at the home.
+          const std::uint32_t home = home_of(xcd, line);
+          const std::uint32_t ch = l2_channel(atomic ? home : inst, line);
           c.add_request(atomic, r.hi - r.lo, sectors_touched(r.lo, r.hi));
           l2_demand_.add(ch, r.hi - r.lo);
+          if (probe.far & line_units) {
+            c.l2_fabric_sectors += sectors_touched(r.lo, r.hi);
+            if (!atomic) l2_demand_.add(l2_channel(home, line), r.hi - r.lo);
+          }
           if (hits & line_units) return;
           const SectorRequest f = sector_request(r.lo, r.hi, c);
-          link_demand_.add(ch, f.size);
+          link_demand_.add(l2_channel(home, line), f.size);
           if (mall_groups_) {
             fetch |= fetched_units(first, f.offset, f.size);
             mall_demand_.add(mall_channel(line + f.offset), f.size);
@@ -191,26 +229,23 @@ MemoryPath::FillSummary MemoryPath::fill_spans(std::uint32_t xcd, std::uint32_t 
   }
   spread_on_channels(l2_demand_, inst, spread_l2);
   spread_on_channels(link_demand_, inst, spread_link);
-  return FillSummary{latency_sum, reached_l2, fetched, from_hbm};
+  return FillSummary{latency_sum, reached_l2, fetched, from_hbm, far};
 }
 
-BatchTiming MemoryPath::write_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n, Tick t,
+BatchTiming MemoryPath::write_spans(std::uint32_t xcd, std::uint32_t cu, const RowSpan* spans, std::size_t n, Tick t,
                                     TrafficCounters& c) {
   use_clock_of(xcd);
-  const std::uint32_t inst = gpu_->l2_instance_of(xcd);
-  GroupCache& l2 = l2_groups_[inst];
-  const auto on_evict = [&](std::uint64_t key, const GroupShape& shape, std::uint64_t dirty) {
-    evict_group(inst, key, shape, dirty);
-  };
+  const std::uint32_t inst = gpu_->l2_instance_of(xcd, cu);
   std::size_t requests = 0;
   std::uint64_t spread_l2 = 0;
   for (std::size_t i = 0; i < n; ++i) {
     for_each_group(spans[i], [&](std::uint64_t key, const GroupShape& shape, std::uint64_t units, std::uint64_t lo,
                                  std::uint64_t hi) {
-      // Write-allocate without a fill: the line is present and dirty.
+      // Write-allocate without a fill, at each line's home: the line is present and dirty.
       const std::uint64_t request = whole_lines(units);
-      const std::uint64_t hits = l2.access(key, shape, request, request, request, on_evict);
-      if (hi == ~std::uint64_t{0} && mall_groups_) {
+      const GroupProbe probe = probe_l2_group(inst, key, shape, request, true);
+      const std::uint64_t hits = probe.hits;
+      if (hi == ~std::uint64_t{0} && mall_groups_ && !partitioned_) {
         // Rows of whole lines: each line a 128 B write request, hit if the L2 held a unit of it;
         // counted per group, the bytes spread over the XCD's channels at the batch's end.
         const auto lines = count_units(line_starts(request));
@@ -233,24 +268,25 @@ BatchTiming MemoryPath::write_spans(std::uint32_t xcd, const RowSpan* spans, std
         c.write_sectors += sectors_touched(r.lo, r.hi);
         ++c.tcc_req;
         ++(hits & line_units ? c.tcc_hit : c.tcc_miss);
-        l2_demand_.add(l2_channel(inst, line), r.hi - r.lo);
+        if (probe.far & line_units) c.l2_fabric_sectors += sectors_touched(r.lo, r.hi);
+        l2_demand_.add(l2_channel(home_of(xcd, line), line), r.hi - r.lo);
         ++requests;
       });
     });
   }
   spread_on_channels(l2_demand_, inst, spread_l2);
-  return time_write_batch(inst, t, requests, c);
+  return time_write_batch(t, requests, c);
 }
 
-BatchTiming MemoryPath::atomic_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n, Tick t,
+BatchTiming MemoryPath::atomic_spans(std::uint32_t xcd, std::uint32_t cu, const RowSpan* spans, std::size_t n, Tick t,
                                      TrafficCounters& c, std::uint32_t requests_per_sector) {
   use_clock_of(xcd);
-  const std::uint32_t inst = gpu_->l2_instance_of(xcd);
-  const std::uint64_t sectors_before = c.atomic_sectors;
+  const std::uint32_t inst = gpu_->l2_instance_of(xcd, cu);
+  const TrafficCounters before = c;
   if (l2_atomics_) {
-    const FillSummary f = fill_spans(xcd, 0, spans, n, c, true);
-    repeat_atomic_requests(requests_per_sector, sectors_before, c);
-    return time_l2_atomic_batch(inst, t, f, c);
+    const FillSummary f = fill_spans(xcd, cu, spans, n, c, true);
+    repeat_atomic_requests(requests_per_sector, before, c);
+    return time_l2_atomic_batch(t, f, c);
   }
   bool mall_missed = false;
   std::uint64_t spread_l2 = 0, spread_link = 0;
@@ -302,7 +338,7 @@ BatchTiming MemoryPath::atomic_spans(std::uint32_t xcd, const RowSpan* spans, st
   }
   spread_on_channels(l2_demand_, inst, spread_l2);
   spread_on_channels(link_demand_, inst, spread_link);
-  repeat_atomic_requests(requests_per_sector, sectors_before, c);
+  repeat_atomic_requests(requests_per_sector, before, c);
   return time_atomic_batch(t, mall_missed);
 }
 

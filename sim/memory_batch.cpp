@@ -13,30 +13,39 @@ constexpr std::size_t kPrefetchAhead = 8;  // lines whose tag sets are fetched a
 BatchTiming MemoryPath::read_batch(std::uint32_t xcd, std::uint32_t cu, const LineRequest* lines, std::size_t n, Tick t,
                                    TrafficCounters& c) {
   use_clock_of(xcd);
-  const std::uint32_t inst = gpu_->l2_instance_of(xcd);
-  return time_read_batch(inst, t, fill_lines(xcd, cu, lines, n, c, false), c, l2_read_);
+  return time_read_batch(t, fill_lines(xcd, cu, lines, n, c, false), c, l2_read_);
 }
 
 MemoryPath::FillSummary MemoryPath::fill_lines(std::uint32_t xcd, std::uint32_t cu, const LineRequest* lines,
                                                std::size_t n, TrafficCounters& c, bool atomic) {
-  const std::uint32_t inst = gpu_->l2_instance_of(xcd);
+  const std::uint32_t near = gpu_->l2_instance_of(xcd, cu);
+  // Atomics go to each line's home; reads probe the near instance first (its home, unpartitioned).
+  const auto first_probe = [&](std::uint64_t address) { return atomic ? home_of(xcd, address) : near; };
   FillSummary f;
-  for (std::size_t i = 0; i < std::min(n, kPrefetchAhead); ++i) prefetch(xcd, lines[i].address);
+  for (std::size_t i = 0; i < std::min(n, kPrefetchAhead); ++i) prefetch(first_probe(lines[i].address), lines[i].address);
   for (std::size_t i = 0; i < n; ++i) {
-    if (i + kPrefetchAhead < n) prefetch(xcd, lines[i + kPrefetchAhead].address);
+    if (i + kPrefetchAhead < n) prefetch(first_probe(lines[i + kPrefetchAhead].address), lines[i + kPrefetchAhead].address);
     const LineRequest& q = lines[i];
     if (!atomic && read_l1(cu, q, c)) {
       f.latency_sum += l1_latency_;
       continue;
     }
     f.reached_l2 = true;
-    const ReadRoute r = route_read(inst, q, c, atomic);
+    const std::uint32_t home = home_of(xcd, q.address);
+    if (atomic) count_fabric(near, home, q.lo, q.hi, c);
+    const ReadRoute r = route_read(atomic ? home : near, home, q, c, atomic);
+    const bool far = r.far || (atomic && home != near);
     l2_demand_.add(r.channel, q.hi - q.lo);
     if (r.evicted) victims_.push_back(Victim{r.channel, r.victim});
-    f.latency_sum += read_latency(r);
+    if (r.far) {
+      l2_demand_.add(r.far_channel, q.hi - q.lo);
+      if (r.far_evicted) victims_.push_back(Victim{r.far_channel, r.far_victim});
+    }
+    f.latency_sum += read_latency(r) + (atomic ? far_latency(far) : 0);
+    f.far = f.far || far;
     if (r.hit) continue;
     f.fetched = true;
-    link_demand_.add(r.channel, r.fetch.size);
+    link_demand_.add(r.fill_channel(), r.fetch.size);
     if (mall_) mall_demand_.add(mall_channel(r.fetch.address), r.fetch.size);
     if (r.fetch.hbm_bytes) {
       f.from_hbm = true;
@@ -46,7 +55,7 @@ MemoryPath::FillSummary MemoryPath::fill_lines(std::uint32_t xcd, std::uint32_t 
   return f;
 }
 
-BatchTiming MemoryPath::time_read_batch(std::uint32_t inst, Tick t, const FillSummary& f, TrafficCounters& c,
+BatchTiming MemoryPath::time_read_batch(Tick t, const FillSummary& f, TrafficCounters& c,
                                         std::vector<BandwidthServer>& l2) {
   BatchTiming b{t, f.latency_sum, WaitCause::l2, 0};
   const Tick arrival = t + l1_latency_;
@@ -57,9 +66,12 @@ BatchTiming MemoryPath::time_read_batch(std::uint32_t inst, Tick t, const FillSu
   }
   Tick l2_done = l2_demand_.serve(l2, arrival);
   // Dirty victims take write-back queue slots; the batch waits only while a queue is full.
-  for (const Victim& v : victims_) l2_done = std::max(l2_done, evict(v.channel, inst, v.line, arrival, c));
+  for (const Victim& v : victims_) l2_done = std::max(l2_done, evict(v.channel, v.line, arrival, c));
   victims_.clear();
+  const Tick far = far_latency(f.far);  // a request through the far partition: its round trip on every bound
   const auto bound_by = [&](Tick end, WaitCause level, Tick latency) {
+    end += far;
+    latency += far;
     if (end <= b.finish) return;
     b.finish = end;
     b.bound = level;
@@ -78,30 +90,33 @@ BatchTiming MemoryPath::time_read_batch(std::uint32_t inst, Tick t, const FillSu
   return b;
 }
 
-BatchTiming MemoryPath::write_batch(std::uint32_t xcd, const LineRequest* lines, std::size_t n, Tick t,
-                                    TrafficCounters& c) {
+BatchTiming MemoryPath::write_batch(std::uint32_t xcd, std::uint32_t cu, const LineRequest* lines, std::size_t n,
+                                    Tick t, TrafficCounters& c) {
   use_clock_of(xcd);
-  const std::uint32_t inst = gpu_->l2_instance_of(xcd);
-  for (std::size_t i = 0; i < std::min(n, kPrefetchAhead); ++i) l2_[inst].prefetch(lines[i].address);
+  const std::uint32_t near = gpu_->l2_instance_of(xcd, cu);
+  const auto prefetch_home = [&](std::uint64_t address) { prefetch(home_of(xcd, address), address); };
+  for (std::size_t i = 0; i < std::min(n, kPrefetchAhead); ++i) prefetch_home(lines[i].address);
   for (std::size_t i = 0; i < n; ++i) {
-    if (i + kPrefetchAhead < n) l2_[inst].prefetch(lines[i + kPrefetchAhead].address);
+    if (i + kPrefetchAhead < n) prefetch_home(lines[i + kPrefetchAhead].address);
     const LineRequest& q = lines[i];
     std::optional<std::uint64_t> victim;  // one line probed: at most one eviction
     write_l1(c);
-    const std::uint32_t ch = route_write(inst, q, c, [&](std::uint64_t v) { victim = v; });
+    const std::uint32_t home = home_of(xcd, q.address);
+    count_fabric(near, home, q.lo, q.hi, c);
+    const std::uint32_t ch = route_write(home, q, c, [&](std::uint64_t v) { victim = v; });
     l2_demand_.add(ch, q.hi - q.lo);
     if (victim) victims_.push_back(Victim{ch, *victim});
   }
-  return time_write_batch(inst, t, n, c);
+  return time_write_batch(t, n, c);
 }
 
-BatchTiming MemoryPath::time_write_batch(std::uint32_t inst, Tick t, std::size_t n, TrafficCounters& c) {
+BatchTiming MemoryPath::time_write_batch(Tick t, std::size_t n, TrafficCounters& c) {
   // Writes are posted: a request holds its window slot until the L2 has accepted it.
   BatchTiming b{t, static_cast<Tick>(n) * l1_latency_, WaitCause::l2, l1_latency_};
   const Tick accepted = l2_demand_.serve(l2_write_, t + l1_latency_);
   b.finish = accepted;
   for (const Victim& v : victims_) {
-    const Tick slot = evict(v.channel, inst, v.line, accepted, c);
+    const Tick slot = evict(v.channel, v.line, accepted, c);
     if (slot > b.finish) {  // every write-back slot of the channel busy: memory's write rate binds
       b.finish = slot;
       b.bound = WaitCause::hbm;
@@ -111,21 +126,23 @@ BatchTiming MemoryPath::time_write_batch(std::uint32_t inst, Tick t, std::size_t
   return b;
 }
 
-BatchTiming MemoryPath::atomic_batch(std::uint32_t xcd, const LineRequest* lines, std::size_t n, Tick t,
-                                     TrafficCounters& c, std::uint32_t requests_per_sector) {
+BatchTiming MemoryPath::atomic_batch(std::uint32_t xcd, std::uint32_t cu, const LineRequest* lines, std::size_t n,
+                                     Tick t, TrafficCounters& c, std::uint32_t requests_per_sector) {
   use_clock_of(xcd);
-  const std::uint32_t inst = gpu_->l2_instance_of(xcd);
-  const std::uint64_t sectors_before = c.atomic_sectors;
+  const std::uint32_t near = gpu_->l2_instance_of(xcd, cu);
+  const TrafficCounters before = c;
   if (l2_atomics_) {
-    const FillSummary f = fill_lines(xcd, 0, lines, n, c, true);
-    repeat_atomic_requests(requests_per_sector, sectors_before, c);
-    return time_l2_atomic_batch(inst, t, f, c);
+    const FillSummary f = fill_lines(xcd, cu, lines, n, c, true);
+    repeat_atomic_requests(requests_per_sector, before, c);
+    return time_l2_atomic_batch(t, f, c);
   }
   bool mall_missed = false;
   for (std::size_t i = 0; i < n; ++i) {
     if (mall_ && i + kPrefetchAhead < n) mall_->prefetch(lines[i + kPrefetchAhead].address);
     const LineRequest& q = lines[i];
-    const std::uint32_t ch = route_atomic(inst, q, c);
+    const std::uint32_t home = home_of(xcd, q.address);
+    count_fabric(near, home, q.lo, q.hi, c);
+    const std::uint32_t ch = route_atomic(home, q, c);
     l2_demand_.add(ch, q.hi - q.lo);
     // Read-modify-write at the memory side, per 64 B chunk: read through the MALL (which allocates
     // the line), the sum written to HBM.
@@ -136,7 +153,7 @@ BatchTiming MemoryPath::atomic_batch(std::uint32_t xcd, const LineRequest* lines
       mall_missed = mall_missed || f.hbm_bytes > 0;
     });
   }
-  repeat_atomic_requests(requests_per_sector, sectors_before, c);
+  repeat_atomic_requests(requests_per_sector, before, c);
   return time_atomic_batch(t, mall_missed);
 }
 

@@ -19,7 +19,8 @@ MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz, TagMode mode)
     throw arch::ConfigError(arch::ValueOrigin{gpu.name, 0, 0, {}}, "l2.line",
                             "the request-size rules are written for 128 B L2 lines, not " + std::to_string(line_));
   }
-  l2_channels_ = Divisor(gpu.l2.channels);
+  l2_channels_ = Divisor(gpu.l2_instance_channels());
+  partitioned_ = gpu.l2.partitions > 1;
   interleave_ = Divisor(gpu.hbm.interleave.value);
   hbm_channels_ = Divisor(gpu.hbm.channels);
   if (gpu.mall.present) mall_channels_ = Divisor(gpu.mall.channels);
@@ -29,14 +30,14 @@ MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz, TagMode mode)
   const std::uint32_t instances = gpu.l2_instances();
   for (std::uint32_t i = 0; i < instances; ++i) {
     if (mode == TagMode::exact) {
-      l2_.emplace_back(gpu.l2.size.value, gpu.l2.ways, line_, WritePolicy::write_back, 1, set_index(gpu.l2.set_index), 0,
-                       gpu.hbm.capacity.value);
+      l2_.emplace_back(gpu.l2_instance_bytes(), gpu.l2.ways, line_, WritePolicy::write_back, 1, set_index(gpu.l2.set_index),
+                       0, gpu.hbm.capacity.value);
     } else {
       // Room for the groups of a cache full of groups a quarter valid (docs/model.md).
-      l2_groups_.emplace_back(gpu.l2.size.value, static_cast<std::uint32_t>(gpu.l2.size.value / (64 * 16)));
+      l2_groups_.emplace_back(gpu.l2_instance_bytes(), static_cast<std::uint32_t>(gpu.l2_instance_bytes() / (64 * 16)));
     }
   }
-  const std::uint32_t channels = instances * gpu.l2.channels;
+  const std::uint32_t channels = instances * gpu.l2_instance_channels();
   l2_read_.resize(channels);
   channel_requests_.assign(channels, 0);
   channel_hits_.assign(channels, 0);
@@ -77,7 +78,7 @@ MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz, TagMode mode)
 void MemoryPath::set_engine_clock(double engine_hz) {
   // Each L2 instance (and its CUs' L1s) at its XCD's clock (clock.xcd_spread); one shared L2 at the
   // controller's.
-  const std::uint32_t instances = gpu_->l2_instances(), per = gpu_->l2.channels;
+  const std::uint32_t instances = gpu_->l2_instances(), per = gpu_->l2_instance_channels();
   l1_latencies_.resize(instances);
   l2_latencies_.resize(instances);
   for (std::uint32_t i = 0; i < instances; ++i) {
@@ -91,6 +92,7 @@ void MemoryPath::set_engine_clock(double engine_hz) {
       link_[ch].set_rate(static_cast<double>(gpu_->fabric.l2_link_bandwidth.value) * hz);
     }
   }
+  far_latency_ = Clock(engine_hz).ticks(static_cast<double>(gpu_->l2.far_latency.value));
   use_clock_of(0);
 }
 
@@ -114,13 +116,22 @@ MemoryPath::Fetch MemoryPath::route_fetch(std::uint64_t address, std::uint32_t s
   return f;
 }
 
-MemoryPath::ReadRoute MemoryPath::route_read(std::uint32_t inst, const LineRequest& q, TrafficCounters& c, bool atomic) {
+MemoryPath::ReadRoute MemoryPath::route_read(std::uint32_t inst, std::uint32_t home, const LineRequest& q,
+                                             TrafficCounters& c, bool atomic) {
   ReadRoute r;
   r.channel = l2_channel(inst, q.address);
   c.add_request(atomic, q.hi - q.lo, sectors_touched(q.lo, q.hi));
   r.hit = l2_[inst].access_line(q.address, atomic, r.evicted, r.victim);
-  count_channel(r.channel, 1, r.hit ? 1 : 0);
   ++c.tcc_req;
+  if (!r.hit && home != inst) {
+    // The near partition's copy missed: the request goes on to the line's home, which allocates it
+    // (a clean line) and serves it or fetches it.
+    r.far = true;
+    count_fabric(inst, home, q.lo, q.hi, c);
+    r.far_channel = l2_channel(home, q.address);
+    r.hit = l2_[home].access_line(q.address, false, r.far_evicted, r.far_victim);
+  }
+  count_channel(r.channel, 1, r.hit ? 1 : 0);  // a far hit is a hit of the request's channel
   if (r.hit) {
     ++c.tcc_hit;
     return r;
@@ -147,7 +158,7 @@ MemoryPath::SectorRequest MemoryPath::sector_request(std::uint32_t lo, std::uint
 }
 
 Tick MemoryPath::read_latency(const ReadRoute& r) const {
-  return l1_latency_ + l2_latency_ + (r.hit ? 0 : fetch_latency(r.fetch));
+  return l1_latency_ + l2_latency_ + far_latency(r.far) + (r.hit ? 0 : fetch_latency(r.fetch));
 }
 
 Tick MemoryPath::time_fetch(const Fetch& f, Tick t) {
@@ -160,30 +171,35 @@ Tick MemoryPath::read(std::uint32_t xcd, std::uint32_t cu, std::uint64_t line_ad
   use_clock_of(xcd);
   const LineRequest q{line_address, lo, hi};
   if (read_l1(cu, q, c)) return t + l1_latency_;
-  const std::uint32_t inst = gpu_->l2_instance_of(xcd);
-  return time_route(route_read(inst, q, c), inst, hi - lo, t, l2_read_, c);
+  return time_route(route_read(gpu_->l2_instance_of(xcd, cu), home_of(xcd, line_address), q, c), hi - lo, t, l2_read_, c);
 }
 
-Tick MemoryPath::time_route(const ReadRoute& r, std::uint32_t inst, std::uint32_t bytes, Tick t,
-                            std::vector<BandwidthServer>& l2, TrafficCounters& c) {
+Tick MemoryPath::time_route(const ReadRoute& r, std::uint32_t bytes, Tick t, std::vector<BandwidthServer>& l2,
+                            TrafficCounters& c) {
   Tick at = l2[r.channel].serve(t + l1_latency_, bytes);
   // A dirty victim goes to the channel's write-back queue; the request waits only while the queue
   // is full (this is what throttles a stream to the slowest level).
-  if (r.evicted) at = evict(r.channel, inst, r.victim, at, c);
-  if (r.hit) return at + l2_latency_;
-  at = link_[r.channel].serve(at, r.fetch.size);
-  return time_fetch(r.fetch, at) + fetch_latency(r.fetch) + l2_latency_;
+  if (r.evicted) at = evict(r.channel, r.victim, at, c);
+  if (r.far) {
+    at = l2[r.far_channel].serve(at, bytes);
+    if (r.far_evicted) at = evict(r.far_channel, r.far_victim, at, c);
+  }
+  const Tick through = l2_latency_ + far_latency(r.far);
+  if (r.hit) return at + through;
+  at = link_[r.fill_channel()].serve(at, r.fetch.size);
+  return time_fetch(r.fetch, at) + fetch_latency(r.fetch) + through;
 }
 
-Tick MemoryPath::write(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
-                       TrafficCounters& c) {
+Tick MemoryPath::write(std::uint32_t xcd, std::uint32_t cu, std::uint64_t line_address, std::uint32_t lo,
+                       std::uint32_t hi, Tick t, TrafficCounters& c) {
   use_clock_of(xcd);
-  const std::uint32_t inst = gpu_->l2_instance_of(xcd);
+  const std::uint32_t home = home_of(xcd, line_address);
   std::optional<std::uint64_t> victim;  // one line probed: at most one eviction
   write_l1(c);
-  const std::uint32_t ch = route_write(inst, LineRequest{line_address, lo, hi}, c, [&](std::uint64_t v) { victim = v; });
+  count_fabric(gpu_->l2_instance_of(xcd, cu), home, lo, hi, c);
+  const std::uint32_t ch = route_write(home, LineRequest{line_address, lo, hi}, c, [&](std::uint64_t v) { victim = v; });
   const Tick accepted = l2_write_[ch].serve(t + l1_latency_, hi - lo);
-  return victim ? std::max(accepted, evict(ch, inst, *victim, accepted, c)) : accepted;
+  return victim ? std::max(accepted, evict(ch, *victim, accepted, c)) : accepted;
 }
 
 std::uint32_t MemoryPath::route_atomic(std::uint32_t inst, const LineRequest& q, TrafficCounters& c) {
@@ -195,15 +211,18 @@ std::uint32_t MemoryPath::route_atomic(std::uint32_t inst, const LineRequest& q,
   return ch;
 }
 
-Tick MemoryPath::atomic(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
-                        TrafficCounters& c) {
+Tick MemoryPath::atomic(std::uint32_t xcd, std::uint32_t cu, std::uint64_t line_address, std::uint32_t lo,
+                        std::uint32_t hi, Tick t, TrafficCounters& c) {
   use_clock_of(xcd);
-  const std::uint32_t inst = gpu_->l2_instance_of(xcd);
+  const std::uint32_t home = home_of(xcd, line_address);
+  count_fabric(gpu_->l2_instance_of(xcd, cu), home, lo, hi, c);
   if (l2_atomics_) {
-    // Performed in the L2: a read-modify-write of the line, through the L2's write port.
-    return time_route(route_read(inst, LineRequest{line_address, lo, hi}, c, true), inst, hi - lo, t, l2_write_, c);
+    // Performed in the L2, at the line's home: a read-modify-write of the line, through the L2's
+    // write port.
+    return time_route(route_read(home, home, LineRequest{line_address, lo, hi}, c, true), hi - lo, t, l2_write_, c) +
+           far_latency(home != gpu_->l2_instance_of(xcd, cu));
   }
-  const std::uint32_t ch = route_atomic(inst, LineRequest{line_address, lo, hi}, c);
+  const std::uint32_t ch = route_atomic(home, LineRequest{line_address, lo, hi}, c);
   const Tick at = l2_write_[ch].serve(t + l1_latency_, hi - lo);
   Tick done = at;
   bool mall_missed = false;
@@ -219,19 +238,18 @@ Tick MemoryPath::atomic(std::uint32_t xcd, std::uint64_t line_address, std::uint
   return done + atomic_ack_latency(mall_missed);
 }
 
-Tick MemoryPath::evict(std::uint32_t ch, std::uint32_t inst, std::uint64_t line_address, Tick t, TrafficCounters& c) {
+Tick MemoryPath::evict(std::uint32_t ch, std::uint64_t line_address, Tick t, TrafficCounters& c) {
   const std::size_t depth = gpu_->l2.writeback_queue;
   Tick& slot = writeback_queue_[ch * depth + writeback_next_[ch]];
   if (++writeback_next_[ch] == depth) writeback_next_[ch] = 0;
   const Tick start = std::max(t, slot);  // the oldest write-back in the queue must have left
   // The write-back joins the links' and channels' queues now (their order is the order requests
   // are presented in); the request itself waits for its queue slot.
-  slot = write_back(inst, line_address, t, c);
+  slot = write_back(ch, line_address, t, c);
   return start;
 }
 
-Tick MemoryPath::write_back(std::uint32_t inst, std::uint64_t line_address, Tick t, TrafficCounters& c) {
-  const std::uint32_t ch = l2_channel(inst, line_address);
+Tick MemoryPath::write_back(std::uint32_t ch, std::uint64_t line_address, Tick t, TrafficCounters& c) {
   c.ea_wrreq += 2;
   c.ea_wrreq_64b += 2;
   c.hbm_write_bytes += line_;
@@ -263,14 +281,14 @@ Tick MemoryPath::end_kernel(Tick t, std::vector<TrafficCounters>& per_xcd) {
   for (std::uint32_t inst = 0; inst < gpu_->l2_instances(); ++inst) {
     TrafficCounters& c = per_xcd[std::min<std::size_t>(inst, per_xcd.size() - 1)];
     if (mode_ == TagMode::exact) {
-      l2_[inst].flush([&](std::uint64_t line) { done = std::max(done, write_back(inst, line, t, c)); });
+      l2_[inst].flush([&](std::uint64_t line) { done = std::max(done, write_back(l2_channel(inst, line), line, t, c)); });
       l2_[inst].invalidate();
       continue;
     }
     l2_groups_[inst].flush_and_invalidate([&](std::uint64_t key, const GroupShape& shape, std::uint64_t dirty) {
       for_each_line(key, shape, dirty, [&](std::uint64_t line, std::uint64_t units, std::uint32_t) {
         mall_group_access(key, shape, units, 0);
-        done = std::max(done, write_back(inst, line, t, c));
+        done = std::max(done, write_back(l2_channel(inst, line), line, t, c));
       });
     });
   }
@@ -292,11 +310,12 @@ LevelBusy MemoryPath::busy() const {
 }
 
 std::string MemoryPath::l2_stats_name(std::uint32_t inst) const {
-  return gpu_->l2.scope == arch::L2Scope::per_xcd ? "xcd[" + std::to_string(inst) + "].l2" : std::string("l2");
+  if (gpu_->l2.scope == arch::L2Scope::per_xcd) return "xcd[" + std::to_string(inst) + "].l2";
+  return partitioned_ ? "l2.partition[" + std::to_string(inst) + "]" : std::string("l2");
 }
 
 void MemoryPath::add_stats(Stats& stats) const {
-  const std::uint32_t per = gpu_->l2.channels;
+  const std::uint32_t per = gpu_->l2_instance_channels();
   for (std::uint32_t ch = 0; ch < l2_read_.size(); ++ch) {
     const std::string name = l2_stats_name(ch / per) + ".channel[" + std::to_string(ch % per) + "].";
     if (mode_ == TagMode::exact) {

@@ -73,8 +73,12 @@ struct BatchTiming {
 // Contract: requests are timed in the order they are presented (the event engine presents them in
 // time order). Lines are identified by their L2 line address; `lo`/`hi` are the byte range [lo, hi)
 // of the line a request touches; `cu` (any index below chip.xcds x chip.cus_per_xcd, one L1 each)
-// is the CU whose L1 a read looks up first: an L1 hit is back after the L1 latency and goes no
-// further (l1_cache.h). Writes pass the L1 (write-through, no allocation); atomics bypass it.
+// is the issuing CU: a read looks up its L1 first, and an L1 hit is back after the L1 latency and
+// goes no further (l1_cache.h). Writes pass the L1 (write-through, no allocation); atomics bypass it.
+// A partitioned L2 (l2.partitions = 2): every line has a home partition (a hash of its address);
+// a read probes the CU's near partition, which allocates a clean copy, and on a miss of a line homed
+// in the other one goes on to it (counted as fabric sectors, the far round trip added), which
+// allocates the line and fetches it on a miss; writes and atomics are performed at the home.
 // Deterministic. Tags and counters are exact per line request in
 // both forms; the batch forms time a tile operation as a whole: each channel on its way serves the
 // bytes the batch puts on it once, all arriving when the batch is issued, and the batch is done when
@@ -103,29 +107,31 @@ class MemoryPath {
             Tick t, TrafficCounters& c);
   // A CU writes [lo, hi) of a line: the time the L2 has accepted it (writes are posted) or, when the
   // allocation evicts a dirty line, the time that line's write-back has been served.
-  Tick write(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
+  Tick write(std::uint32_t xcd, std::uint32_t cu, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
              TrafficCounters& c);
   // A device-scope atomic add to [lo, hi) of a line: the time its acknowledgement is back from the
   // level that performed it (l2.atomics).
-  Tick atomic(std::uint32_t xcd, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
+  Tick atomic(std::uint32_t xcd, std::uint32_t cu, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi, Tick t,
               TrafficCounters& c);
 
   // The same three for a tile operation's `n` line requests, issued together at `t`.
   BatchTiming read_batch(std::uint32_t xcd, std::uint32_t cu, const LineRequest* lines, std::size_t n, Tick t,
                          TrafficCounters& c);
-  BatchTiming write_batch(std::uint32_t xcd, const LineRequest* lines, std::size_t n, Tick t, TrafficCounters& c);
+  BatchTiming write_batch(std::uint32_t xcd, std::uint32_t cu, const LineRequest* lines, std::size_t n, Tick t,
+                          TrafficCounters& c);
   // `requests_per_sector`: the atomic instructions each 32 B sector receives, each adding a share of
   // its bytes; every one is an L2 sector operation (counted, and a sector's slot on its channel).
-  BatchTiming atomic_batch(std::uint32_t xcd, const LineRequest* lines, std::size_t n, Tick t, TrafficCounters& c,
-                           std::uint32_t requests_per_sector = 1);
+  BatchTiming atomic_batch(std::uint32_t xcd, std::uint32_t cu, const LineRequest* lines, std::size_t n, Tick t,
+                           TrafficCounters& c, std::uint32_t requests_per_sector = 1);
 
   // The approximate mode's forms of the three: a tile operation's rows, issued together at `t`.
   // Counters follow the same per-request rules; tags are kept per group of lines (GroupCache).
   BatchTiming read_spans(std::uint32_t xcd, std::uint32_t cu, const RowSpan* spans, std::size_t n, Tick t,
                          TrafficCounters& c);
-  BatchTiming write_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n, Tick t, TrafficCounters& c);
-  BatchTiming atomic_spans(std::uint32_t xcd, const RowSpan* spans, std::size_t n, Tick t, TrafficCounters& c,
-                           std::uint32_t requests_per_sector = 1);
+  BatchTiming write_spans(std::uint32_t xcd, std::uint32_t cu, const RowSpan* spans, std::size_t n, Tick t,
+                          TrafficCounters& c);
+  BatchTiming atomic_spans(std::uint32_t xcd, std::uint32_t cu, const RowSpan* spans, std::size_t n, Tick t,
+                           TrafficCounters& c, std::uint32_t requests_per_sector = 1);
 
   // Kernel start: the command processor invalidates every CU's L1.
   void start_kernel() { l1_.invalidate(); }
@@ -139,10 +145,10 @@ class MemoryPath {
   void empty_caches();
 
   std::uint32_t line_bytes() const { return line_; }
-  // Hints that a line is about to be requested from `xcd`: its tag sets are fetched into the
+  // Hints that a line is about to be requested from L2 instance `inst`: its tag sets are fetched into the
   // host's cache ahead of the probe. No effect on results.
-  void prefetch(std::uint32_t xcd, std::uint64_t line_address) const {
-    l2_[gpu_->l2_instance_of(xcd)].prefetch(line_address);
+  void prefetch(std::uint32_t inst, std::uint64_t line_address) const {
+    l2_[inst].prefetch(line_address);
     if (mall_) {
       for (std::uint32_t b = 0; b < line_; b += mall_->unit_bytes()) mall_->prefetch(line_address + b);
     }
@@ -155,7 +161,8 @@ class MemoryPath {
   // an L2 per XCD (l2 for one shared L2), mall.channel[m].{bytes, busy_ps}, hbm.channel[h].{bytes,
   // busy_ps}. Channel requests and hits sum to TCC_REQ and TCC_HIT.
   void add_stats(Stats& stats) const;
-  // The stats name of L2 instance `inst` (xcd[i].l2, or l2 when one L2 serves every XCD).
+  // The stats name of L2 instance `inst` (xcd[i].l2; l2 when one L2 serves every XCD; l2.partition[i]
+  // for the partitions of one).
   std::string l2_stats_name(std::uint32_t inst) const;
   // The approximate mode: calls f(key, shape, units, lo, hi) for each group a span touches, with the
   // group's 64 B units it covers; [lo, hi) is the byte range within a 4 KiB chunk group (flat
@@ -174,35 +181,67 @@ class MemoryPath {
   // dirty line its allocation evicted, and its fetch on a miss. Counts it.
   struct ReadRoute {
     std::uint32_t channel = 0;  // instance x channel
-    bool hit = false, evicted = false;
+    bool hit = false, evicted = false;  // hit: served by the L2 (the near partition or the far one)
     std::uint64_t victim = 0;
+    // A near miss of a line homed in the other partition, served through it: its channel there and
+    // the dirty line its allocation evicted.
+    bool far = false, far_evicted = false;
+    std::uint32_t far_channel = 0;
+    std::uint64_t far_victim = 0;
     Fetch fetch;
+    // The channel whose link fetches a miss (the home's).
+    std::uint32_t fill_channel() const { return far ? far_channel : channel; }
   };
-  // `atomic`: an in-L2 atomic's read-modify-write (counted as atomic bytes; the line is left dirty).
-  ReadRoute route_read(std::uint32_t inst, const LineRequest& q, TrafficCounters& c, bool atomic = false);
+  // The request probes instance `inst`; `home` is the line's home (home_of), where a miss of a
+  // partitioned L2's near copy goes on. `atomic`: an in-L2 atomic's read-modify-write at the home
+  // (inst = home; counted as atomic bytes; the line is left dirty).
+  ReadRoute route_read(std::uint32_t inst, std::uint32_t home, const LineRequest& q, TrafficCounters& c,
+                       bool atomic = false);
+  // The home L2 instance of a line requested from XCD `xcd`: its XCD's L2, or the partition a hash
+  // of the line address names (the parity of its bits: half the lines of any aligned power-of-two
+  // block of two or more lines in each).
+  std::uint32_t home_of(std::uint32_t xcd, std::uint64_t line_address) const {
+    if (!partitioned_) return gpu_->l2_instance_of(xcd);
+    return static_cast<std::uint32_t>(__builtin_parityll(line_address >> 7));  // 128 B lines (constructor)
+  }
+  // Counts a request of [lo, hi) that crosses from partition `near` to `home` (none when they agree).
+  static void count_fabric(std::uint32_t near, std::uint32_t home, std::uint32_t lo, std::uint32_t hi, TrafficCounters& c) {
+    if (near != home) c.l2_fabric_sectors += sectors_touched(lo, hi);
+  }
   // Probes the MALL for `size` bytes at `address` (allocating on a miss) and counts it.
   Fetch route_fetch(std::uint64_t address, std::uint32_t size, TrafficCounters& c);
-  // A write request's L2 channel (instance x channel), found by probing the tags (allocating, making
-  // the line dirty) and counted; each dirty line the allocation evicts goes to on_victim(line_address).
+  // A write request's L2 channel (instance x channel), found by probing the home's tags (allocating,
+  // making the line dirty) and counted; each dirty line the allocation evicts goes to on_victim(line_address).
   template <class OnVictim>
   std::uint32_t route_write(std::uint32_t inst, const LineRequest& q, TrafficCounters& c, OnVictim&& on_victim);
-  // A memory-side atomic request's L2 channel, counted (it passes the L2 as a miss).
+  // A memory-side atomic request's L2 channel at its home, counted (it passes the L2 as a miss).
   std::uint32_t route_atomic(std::uint32_t inst, const LineRequest& q, TrafficCounters& c);
   // A request whose route is known, timed through L2 channel servers `l2` (reads: l2_read_; in-L2
   // atomics: l2_write_): when its data (or acknowledgement) is back.
-  Tick time_route(const ReadRoute& r, std::uint32_t inst, std::uint32_t bytes, Tick t, std::vector<BandwidthServer>& l2,
-                  TrafficCounters& c);
+  Tick time_route(const ReadRoute& r, std::uint32_t bytes, Tick t, std::vector<BandwidthServer>& l2, TrafficCounters& c);
   // What a batch of L2 read-modify-write requests (reads, or in-L2 atomics) found, for its timing.
   struct FillSummary {
     Tick latency_sum = 0;
     bool reached_l2 = false;  // some request missed the L1 (atomics always reach the L2)
     bool fetched = false, from_hbm = false;
+    bool far = false;  // some request went through the far partition
   };
   // The exact mode's probe of a batch's line requests for reads by CU `cu` (atomic = false) or
   // in-L2 atomics (which bypass the L1): tags, counters and each channel's demand; the timing is
   // left to the caller.
   FillSummary fill_lines(std::uint32_t xcd, std::uint32_t cu, const LineRequest* lines, std::size_t n,
                          TrafficCounters& c, bool atomic);
+  // The approximate mode's L2 probe of a group's whole-line units `request` from instance `near`
+  // (the XCD's L2, or the CU's near partition): `write` (writes and in-L2 atomics) at each line's
+  // home, allocated dirty; else reads, as route_read. hits: the units the L2 served; far: those of
+  // the lines that went to the other partition.
+  struct GroupProbe {
+    std::uint64_t hits = 0, far = 0;
+  };
+  GroupProbe probe_l2_group(std::uint32_t near, std::uint64_t key, const GroupShape& shape, std::uint64_t request,
+                            bool write);
+  // The units of `units` whose lines are homed in instance `inst` (all of them, unpartitioned).
+  std::uint64_t homed_units(std::uint32_t inst, std::uint64_t key, const GroupShape& shape, std::uint64_t units) const;
   // The approximate mode's probe of a batch's rows, as fill_lines.
   FillSummary fill_spans(std::uint32_t xcd, std::uint32_t cu, const RowSpan* spans, std::size_t n, TrafficCounters& c,
                          bool atomic);
@@ -225,12 +264,13 @@ class MemoryPath {
   }
   // The unloaded round trip of a read: L1 and L2 latency, plus the levels its fetch reached.
   Tick read_latency(const ReadRoute& r) const;
+  Tick far_latency(bool far) const { return far ? far_latency_ : 0; }
   // Folds address bits so that power-of-two strides spread over channels (the hardware hashes
   // addresses to channels; the exact hash is not published, so this one is an estimate).
   static std::uint64_t fold(std::uint64_t x) { return x ^ (x >> 7) ^ (x >> 13) ^ (x >> 19); }
   // The L2 channel of a line of L2 instance `inst`, numbered across instances (instance x channel).
   std::uint32_t l2_channel(std::uint32_t inst, std::uint64_t address) const {
-    return inst * gpu_->l2.channels +
+    return inst * l2_channels_.value() +
            static_cast<std::uint32_t>(l2_channels_.mod(fold(address >> 7)));  // 128 B lines (constructor)
   }
   // The folded memory-side interleave chunk of an address, which the MALL's and HBM's channel
@@ -259,27 +299,27 @@ class MemoryPath {
   std::uint32_t hbm_channel(std::uint64_t address) const {
     return static_cast<std::uint32_t>(hbm_channels_.mod(memory_side_chunk(address)));
   }
-  // Writes a dirty line of L2 instance `inst` back to memory from `t` (link, MALL channel, HBM
-  // channel): returns when the HBM channel's memory controller has accepted (and acknowledged) it,
-  // which is when its L2 write-back slot frees (hbm_writes_).
-  Tick write_back(std::uint32_t inst, std::uint64_t line_address, Tick t, TrafficCounters& c);
+  // Writes a dirty line of L2 channel `ch` (instance x channel) back to memory from `t` (link, MALL
+  // channel, HBM channel): returns when the HBM channel's memory controller has accepted (and
+  // acknowledged) it, which is when its L2 write-back slot frees (hbm_writes_).
+  Tick write_back(std::uint32_t ch, std::uint64_t line_address, Tick t, TrafficCounters& c);
   // The timing tails of the batch forms (both modes): each level's channels serve the demand the
   // batch put on them; dirty victims take write-back queue slots.
   // `l2`: the L2 channel servers the batch passes (reads: l2_read_; in-L2 atomics: l2_write_).
-  BatchTiming time_read_batch(std::uint32_t inst, Tick t, const FillSummary& f, TrafficCounters& c,
-                              std::vector<BandwidthServer>& l2);
+  BatchTiming time_read_batch(Tick t, const FillSummary& f, TrafficCounters& c, std::vector<BandwidthServer>& l2);
   // In-L2 atomics are posted: the batch's timing as a read's, holding no window slot.
-  BatchTiming time_l2_atomic_batch(std::uint32_t inst, Tick t, const FillSummary& f, TrafficCounters& c) {
-    BatchTiming b = time_read_batch(inst, t, f, c, l2_write_);
+  BatchTiming time_l2_atomic_batch(Tick t, const FillSummary& f, TrafficCounters& c) {
+    BatchTiming b = time_read_batch(t, f, c, l2_write_);
     b.latency_sum = 0;
     return b;
   }
-  BatchTiming time_write_batch(std::uint32_t inst, Tick t, std::size_t requests, TrafficCounters& c);
-  // An atomic batch whose requests each add a k-th of a sector: the sectors counted since
-  // `sectors_before` and the batch's L2 channel demand, k times over (k = requests per sector).
-  void repeat_atomic_requests(std::uint32_t k, std::uint64_t sectors_before, TrafficCounters& c) {
+  BatchTiming time_write_batch(Tick t, std::size_t requests, TrafficCounters& c);
+  // An atomic batch whose requests each add a k-th of a sector: the sectors (and fabric sectors)
+  // counted since `before` and the batch's L2 channel demand, k times over (k = requests per sector).
+  void repeat_atomic_requests(std::uint32_t k, const TrafficCounters& before, TrafficCounters& c) {
     if (k <= 1) return;
-    c.atomic_sectors += (k - 1) * (c.atomic_sectors - sectors_before);
+    c.atomic_sectors += (k - 1) * (c.atomic_sectors - before.atomic_sectors);
+    c.l2_fabric_sectors += (k - 1) * (c.l2_fabric_sectors - before.l2_fabric_sectors);
     l2_demand_.scale(k);
   }
   // `mall_missed`: a chunk's read missed the memory-side cache (its acknowledgement waits for HBM).
@@ -327,7 +367,7 @@ class MemoryPath {
   static SectorRequest sector_request(std::uint32_t lo, std::uint32_t hi, TrafficCounters& c);
   // A dirty line leaves L2 channel `ch` at `t`: it takes a slot of the channel's write-back queue
   // (waiting while every slot's write-back is still unacknowledged). Returns when it has a slot.
-  Tick evict(std::uint32_t ch, std::uint32_t inst, std::uint64_t line_address, Tick t, TrafficCounters& c);
+  Tick evict(std::uint32_t ch, std::uint64_t line_address, Tick t, TrafficCounters& c);
   // Per-line timing of a fetch reaching the MALL at `t`: when its last channel has served it.
   Tick time_fetch(const Fetch& f, Tick t);
   Tick fetch_latency(const Fetch& f) const { return mall_latency_ + (f.hbm_bytes ? hbm_latency_ : 0); }
@@ -347,10 +387,12 @@ class MemoryPath {
   std::uint32_t line_;
   Divisor l2_channels_, interleave_, mall_channels_, hbm_channels_;
   Tick l1_latency_ = 0, l2_latency_ = 0, mall_latency_, hbm_latency_;  // L1 and L2: of the XCD being served
+  Tick far_latency_ = 0;     // a partitioned L2's far round trip, at the engine clock
+  bool partitioned_ = false;  // l2.partitions > 1
   std::vector<Tick> l1_latencies_, l2_latencies_;  // per L2 instance, at its XCD's clock
   // Makes l1_latency_ and l2_latency_ those of XCD `xcd`'s clock (every entry point calls it first).
   void use_clock_of(std::uint32_t xcd) {
-    const std::uint32_t inst = gpu_->l2_instance_of(xcd);
+    const std::uint32_t inst = gpu_->l2_instance_of(xcd);  // the partitions of one L2 share a clock
     l1_latency_ = l1_latencies_[inst];
     l2_latency_ = l2_latencies_[inst];
   }
@@ -463,6 +505,7 @@ void MemoryPath::route_atomic_chunks(std::uint64_t line_address, std::uint32_t l
 
 template <class OnVictim>
 std::uint32_t MemoryPath::route_write(std::uint32_t inst, const LineRequest& q, TrafficCounters& c, OnVictim&& on_victim) {
+  // `inst`: the line's home (writes are performed there).
   c.requested_write_bytes += q.hi - q.lo;
   c.write_sectors += sectors_touched(q.lo, q.hi);
   const ProbeResult r = l2_[inst].access(q.address, line_, true, [](std::uint64_t, std::uint64_t) {}, on_victim);

@@ -44,7 +44,7 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
     // time, as on the plateau of a benchmark's buffer-size sweep. A chase (one load at a time, no
     // kernel costs to amortise) and atomics (every XCD adds into each line: a pass moves xcds
     // times the buffer): twice the largest cache.
-    const std::uint64_t l2_total = gpu.l2.size.value * gpu.l2_instances();
+    const std::uint64_t l2_total = gpu.l2_total_bytes();
     const std::uint64_t times = o.pattern == "atomic" || o.pattern == "chase" ? 2 : 8;
     footprint = footprint ? footprint : times * std::max(l2_total, gpu.mall.present ? gpu.mall.size.value : 0);
   } else {
@@ -105,9 +105,9 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
     TrafficCounters warm;
     constexpr std::uint32_t kChain = 64;
     Tick t = 0;
-    for (std::uint32_t x = 0; x < xcds; ++x) t = chain.atomic(x, 0, 0, static_cast<std::uint32_t>(line), t, warm);
+    for (std::uint32_t x = 0; x < xcds; ++x) t = chain.atomic(x, 0, 0, 0, static_cast<std::uint32_t>(line), t, warm);
     const Tick start = t;
-    for (std::uint32_t i = 0; i < kChain; ++i) t = chain.atomic(i % xcds, 0, 0, static_cast<std::uint32_t>(line), t, warm);
+    for (std::uint32_t i = 0; i < kChain; ++i) t = chain.atomic(i % xcds, 0, 0, 0, static_cast<std::uint32_t>(line), t, warm);
     r.latency_ns = static_cast<double>(t - start) / kChain / kTicksPerNs;
   }
   // Each CU streams a slice of the buffer(s), keeping `inflight` line requests outstanding; a copy
@@ -120,8 +120,11 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
   // Enough timed passes to hold at least 128 in-flight windows per CU (the ramp and the tail a
   // small part of the time), after a warm-up pass that brings the buffer into the caches it fits
   // (at the HBM level, which misses them, none).
+  // On a partitioned L2 each half holds a copy of what its own CUs read: the slices rotate through
+  // a CU of every half before the timed passes (one warm-up pass per partition).
   const bool warm_up = o.level != "hbm";
-  const std::uint64_t passes = (warm_up ? 1 : 0) + std::max<std::uint64_t>(1, (128ull * inflight + per_cu - 1) / per_cu);
+  const std::uint64_t warm_passes = warm_up ? (o.level != "l1" && !atomics ? gpu.l2.partitions : 1) : 0;
+  const std::uint64_t passes = warm_passes + std::max<std::uint64_t>(1, (128ull * inflight + per_cu - 1) / per_cu);
   const std::uint64_t steps = per_cu * passes;
   std::vector<std::uint64_t> issued(cus, 0);
   // Every request passes its CU's L1 port (l1.bandwidth), as in the engine.
@@ -137,8 +140,8 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
     const std::uint32_t xcd = cu % xcds;
     Tick done = l1_port[cu].serve(t, step_bytes);
     if (reads) done = std::max(done, path.read(xcd, cu, l * line, 0, static_cast<std::uint32_t>(line), t, r.counters));
-    if (writes) done = std::max(done, path.write(xcd, dst_base + l * line, 0, static_cast<std::uint32_t>(line), t, r.counters));
-    if (atomics) done = std::max(done, path.atomic(xcd, l * line, 0, static_cast<std::uint32_t>(line), t, r.counters));
+    if (writes) done = std::max(done, path.write(xcd, cu, dst_base + l * line, 0, static_cast<std::uint32_t>(line), t, r.counters));
+    if (atomics) done = std::max(done, path.atomic(xcd, cu, l * line, 0, static_cast<std::uint32_t>(line), t, r.counters));
     q.schedule(done, 0, cu, 0);
   };
   // One kernel: every CU issues its steps up to `last` from `start`, keeping `inflight` requests
@@ -156,10 +159,10 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
     }
     return end;
   };
-  // The warm-up pass is a kernel of its own, as a benchmark's warm-up launch; the timed passes are
+  // The warm-up passes are a kernel of their own, as a benchmark's warm-up launch; the timed passes are
   // the next kernel, timed from its launch to its last request's completion (ramp and tail
   // included, as a kernel's time is).
-  const std::uint64_t warm_steps = warm_up ? per_cu : 0;
+  const std::uint64_t warm_steps = warm_passes * per_cu;
   const Tick window_start = warm_steps ? run_kernel(warm_steps, 0) : 0;
   const Tick hbm_busy_start = path.busy().hbm;
   Tick end = run_kernel(steps, window_start);

@@ -53,8 +53,8 @@ TEST_CASE("a memory-side atomic passes the L2 as a miss and writes its 64 B chun
   const auto& gpu = test::gpu("mi300x");
   MemoryPath path(gpu, kHz);
   TrafficCounters c;
-  path.atomic(0, 4096, 0, 128, 0, c);
-  path.atomic(1, 4096, 0, 128, 0, c);  // another XCD, the same line
+  path.atomic(0, 0, 4096, 0, 128, 0, c);
+  path.atomic(1, 0, 4096, 0, 128, 0, c);  // another XCD, the same line
   CHECK(c.atomic_bytes == 256);
   CHECK(c.tcc_req == 2);
   CHECK(c.tcc_miss == 2);
@@ -74,7 +74,7 @@ TEST_CASE("an in-L2 atomic fetches the line on a miss and hits it after and leav
   const auto& gpu = mi300x_l2_atomics();
   MemoryPath path(gpu, kHz);
   TrafficCounters c;
-  const Tick first = path.atomic(0, 4096, 0, 128, 0, c);
+  const Tick first = path.atomic(0, 0, 4096, 0, 128, 0, c);
   CHECK(c.tcc_miss == 1);
   CHECK(c.ea_rdreq == 1);
   CHECK(c.ea_rdreq_128b == 1);  // the whole line's sectors, one 128 B request
@@ -83,13 +83,13 @@ TEST_CASE("an in-L2 atomic fetches the line on a miss and hits it after and leav
   // The miss's round trip reaches HBM: at least every level's latency.
   CHECK(ns(first) >= (118 + 90) / 2.1 + 118 + 192);
   const Tick t = 10'000'000;  // 10 us later: every server idle
-  const Tick second = path.atomic(0, 4096, 32, 64, t, c);
+  const Tick second = path.atomic(0, 0, 4096, 32, 64, t, c);
   CHECK(c.tcc_hit == 1);
   CHECK(c.atomic_bytes == 128 + 32);
   // A hit: L1 and L2 latency and half a cycle of the L2 channel's write port (32 B at 64 B/clk).
   CHECK(ns(second - t) == doctest::Approx((118 + 90 + 0.5) / 2.1).epsilon(0.001));
   // Another XCD's L2 does not hold the line: its own miss.
-  path.atomic(1, 4096, 0, 128, t, c);
+  path.atomic(1, 0, 4096, 0, 128, t, c);
   CHECK(c.tcc_miss == 2);
   std::vector<TrafficCounters> end(8);
   path.end_kernel(2 * t, end);
@@ -106,9 +106,9 @@ TEST_CASE("in-L2 atomics in a batch and in the approximate mode's spans count wh
   MemoryPath by_line(gpu, kHz), batch(gpu, kHz), spans(gpu, kHz, TagMode::approximate);
   TrafficCounters a, b, s;
   for (int pass = 0; pass < 2; ++pass) {  // a miss pass, then a hit pass
-    for (const LineRequest& q : lines) by_line.atomic(2, q.address, q.lo, q.hi, 0, a);
-    batch.atomic_batch(2, lines.data(), lines.size(), 0, b);
-    spans.atomic_spans(2, &span, 1, 0, s);
+    for (const LineRequest& q : lines) by_line.atomic(2, 0, q.address, q.lo, q.hi, 0, a);
+    batch.atomic_batch(2, 0, lines.data(), lines.size(), 0, b);
+    spans.atomic_spans(2, 0, &span, 1, 0, s);
   }
   CHECK(a.to_json() == b.to_json());
   CHECK(a.to_json() == s.to_json());
@@ -162,9 +162,9 @@ TEST_CASE("atomic requests that each add half a sector are two L2 sector operati
   const RowSpan span{1 << 20, 256, 1024, 16, 0};
   MemoryPath once(gpu, kHz), twice(gpu, kHz), twice_spans(gpu, kHz, TagMode::approximate);
   TrafficCounters a, b, s;
-  const BatchTiming ta = once.atomic_batch(0, lines.data(), lines.size(), 0, a, 1);
-  const BatchTiming tb = twice.atomic_batch(0, lines.data(), lines.size(), 0, b, 2);
-  twice_spans.atomic_spans(0, &span, 1, 0, s, 2);
+  const BatchTiming ta = once.atomic_batch(0, 0, lines.data(), lines.size(), 0, a, 1);
+  const BatchTiming tb = twice.atomic_batch(0, 0, lines.data(), lines.size(), 0, b, 2);
+  twice_spans.atomic_spans(0, 0, &span, 1, 0, s, 2);
   CHECK(a.atomic_sectors == 128);
   CHECK(b.atomic_sectors == 256);
   CHECK(s.atomic_sectors == 256);
@@ -178,7 +178,7 @@ TEST_CASE("atomic requests that each add half a sector are two L2 sector operati
   const Tick later = 1'000'000'000;
   TrafficCounters c;
   const LineRequest line{1 << 20, 0, 128};
-  const double one = ns(once.atomic_batch(0, &line, 1, later, c, 1).finish - later);
-  const double two = ns(twice.atomic_batch(0, &line, 1, later, c, 2).finish - later);
+  const double one = ns(once.atomic_batch(0, 0, &line, 1, later, c, 1).finish - later);
+  const double two = ns(twice.atomic_batch(0, 0, &line, 1, later, c, 2).finish - later);
   CHECK(two - one == doctest::Approx(2 / (kHz / 1e9)).epsilon(0.01));
 }

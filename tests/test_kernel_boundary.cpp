@@ -31,7 +31,7 @@ struct TwoKernels {
 TwoKernels write_then_read(const arch::GpuSpec& gpu, bool empty_between) {
   MemoryPath path(gpu, kHz);
   TwoKernels k;
-  for (std::uint64_t i = 0; i < kLines; ++i) path.write(0, kBase + 128 * i, 0, 128, 0, k.first);
+  for (std::uint64_t i = 0; i < kLines; ++i) path.write(0, 0, kBase + 128 * i, 0, 128, 0, k.first);
   std::vector<TrafficCounters> end(gpu.l2_instances());
   path.end_kernel(0, end);
   for (const auto& c : end) k.first.add(c);

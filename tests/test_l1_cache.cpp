@@ -105,8 +105,8 @@ TEST_CASE("an L1 miss fills the 64 B units its read touched") {
 TEST_CASE("writes pass the L1 without allocating and atomics bypass it") {
   MemoryPath path(test::one_clock("mi300x"), 1e9);
   TrafficCounters c;
-  path.write(0, 0, 0, 128, 0, c);
-  path.atomic(0, 8192, 0, 128, 0, c);
+  path.write(0, 0, 0, 0, 128, 0, c);
+  path.atomic(0, 0, 8192, 0, 128, 0, c);
   CHECK(c.tcp_accesses == 1);  // the write looked up the tags, the atomic did not
   CHECK(c.tcp_tcc_write_req == 1);
   // Neither line is in the L1: both reads go to the L2.

@@ -45,14 +45,14 @@ TEST_CASE("a batch probes and counts exactly what its lines do one by one") {
     const auto run = [&](const std::string& what) {
       for (const LineRequest& r : q) {
         if (what == "read") lines.read(3, kCu, r.address, r.lo, r.hi, 0, by_line);
-        if (what == "write") lines.write(3, r.address, r.lo, r.hi, 0, by_line);
-        if (what == "atomic") lines.atomic(3, r.address, r.lo, r.hi, 0, by_line);
+        if (what == "write") lines.write(3, 0, r.address, r.lo, r.hi, 0, by_line);
+        if (what == "atomic") lines.atomic(3, 0, r.address, r.lo, r.hi, 0, by_line);
       }
       // Batches of 100 requests, as tile operations would present them.
       for (std::size_t i = 0; i < q.size(); i += 100) {
         if (what == "read") batches.read_batch(3, kCu, &q[i], 100, 0, by_batch);
-        if (what == "write") batches.write_batch(3, &q[i], 100, 0, by_batch);
-        if (what == "atomic") batches.atomic_batch(3, &q[i], 100, 0, by_batch);
+        if (what == "write") batches.write_batch(3, 0, &q[i], 100, 0, by_batch);
+        if (what == "atomic") batches.atomic_batch(3, 0, &q[i], 100, 0, by_batch);
       }
     };
     if (k == "write then read") {

@@ -319,6 +319,7 @@ TEST_CASE("profiler CSVs are summed over the attention kernels and become attnsi
       "\"2\",\"1\",\"attn::attention_bwd_convert(attn::Tensors)\",\"dram__bytes_read.sum\",\"byte\",\"1000\"\n"
       "\"2\",\"1\",\"attn::attention_bwd_convert(attn::Tensors)\",\"lts__t_sectors_srcunit_tex_op_read.sum\",\"sector\",\"10\"\n"
       "\"3\",\"1\",\"attn::attention_bwd(attn::Tensors)\",\"lts__t_sectors_srcunit_tex_op_red.sum\",\"sector\",\"4\"\n"
+      "\"3\",\"1\",\"attn::attention_bwd(attn::Tensors)\",\"lts__t_sectors_srcunit_ltcfabric.sum\",\"sector\",\"3\"\n"
       "\"3\",\"1\",\"attn::attention_bwd(attn::Tensors)\",\"l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum\",\"sector\",\"40\"\n"
       "\"3\",\"1\",\"attn::attention_bwd(attn::Tensors)\",\"l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum\",\"sector\",\"10\"\n");
   attn::ProfileSums sums;
@@ -329,13 +330,15 @@ TEST_CASE("profiler CSVs are summed over the attention kernels and become attnsi
   attn::add_profile_csv(ncu, attn::kernel_prefix("both"), all);
   CHECK(all.get("dram__bytes_read.sum") == 1048576.0 + 1000.0);
   const auto m = attn::metrics_from_profile(all);
-  REQUIRE(m.size() == 5);
+  REQUIRE(m.size() == 6);
   CHECK(m[2].metric == "l2_read_request_bytes");
   CHECK(m[2].value == 320.0);
   CHECK(m[3].metric == "l2_atomic_request_bytes");
   CHECK(m[3].value == 128.0);
-  CHECK(m[4].metric == "l1_read_hit_rate");  // 10 of 40 load sectors held by the L1
-  CHECK(m[4].value == 0.25);
+  CHECK(m[4].metric == "l2_far_partition_bytes");  // 3 sectors between the L2's partitions
+  CHECK(m[4].value == 96.0);
+  CHECK(m[5].metric == "l1_read_hit_rate");  // 10 of 40 load sectors held by the L1
+  CHECK(m[5].value == 0.25);
   // rocprofv3 counter collection in two passes (files): FETCH_SIZE = 128 x 10 + 64 x (30 - 10 - 5)
   // + 32 x 5 = 2400 B; WRITE_SIZE = 32 x (8 - 6) + 64 x 6 = 448 B; 3 MOPS = 1536 FLOPs.
   const std::string roc1 = write_temp("attnsim_rocprof1.csv",

@@ -338,6 +338,11 @@ inline std::vector<MeasuredValue> metrics_from_profile(const ProfileSums& p) {
   if (p.has("lts__t_sectors_srcunit_tex_op_red.sum")) {
     out.push_back({"l2_atomic_request_bytes", 32.0 * p.get("lts__t_sectors_srcunit_tex_op_red.sum"), "B"});
   }
+  // Sectors one L2 partition requested of the other (reads its copies missed, writes and atomics
+  // homed there).
+  if (p.has("lts__t_sectors_srcunit_ltcfabric.sum")) {
+    out.push_back({"l2_far_partition_bytes", 32.0 * p.get("lts__t_sectors_srcunit_ltcfabric.sum"), "B"});
+  }
   // The L1's read hit rate: on NVIDIA the global-load sectors it held; on AMD the reads it did not
   // send to the L2 (TCP_TOTAL_CACHE_ACCESSES counts reads and writes; every write goes on).
   const char* l1_sectors = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum";

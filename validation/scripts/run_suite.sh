@@ -86,7 +86,7 @@ profile() {
   local -a files=()
   if [[ $vendor == nvidia ]]; then
     ncu --clock-control none --cache-control all --csv --print-units base -k regex:attention \
-        --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_red.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum,sm__cycles_elapsed.avg.per_second \
+        --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_red.sum,lts__t_sectors_srcunit_ltcfabric.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum,sm__cycles_elapsed.avg.per_second \
         "$bin" "$@" --warmup 0 --reps 1 --no-check --csv "$work/discard.csv" >"$work/ncu.csv"
     files=(--profile-csv "$work/ncu.csv")
   else
