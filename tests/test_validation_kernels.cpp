@@ -256,6 +256,8 @@ TEST_CASE("the memory probe's bandwidth counts a copy's reads and writes") {
   CHECK_THROWS_AS(attn::stream_bandwidth(0, 1, false, 1.0), attn::BadInput);
   CHECK(attn::parse_options({"--memory-probe"}).memory_probe);
   CHECK_FALSE(attn::parse_options({}).memory_probe);
+  CHECK(attn::parse_options({"--l2-probe"}).l2_probe);
+  CHECK_FALSE(attn::parse_options({}).l2_probe);
 }
 
 TEST_CASE("the placement probe's summary tells breadth-first from depth-first placement") {

@@ -37,6 +37,7 @@ struct Options {
   bool dispatch_probe = false;    // run the dispatch probe instead (dispatch_probe.h)
   bool matrix_rate_probe = false; // run the matrix rate probe instead (matrix_rate_probe.h)
   bool memory_probe = false;      // run the memory probe instead (memory_probe.h)
+  bool l2_probe = false;          // run the L2 probe instead (read streams and cold writes across the L2's capacity)
   int placement_probe_lds = -1;   // >= 0: run the placement probe with this much dynamic LDS per workgroup (placement_probe.h)
 };
 
@@ -143,6 +144,8 @@ inline const char* kUsage =
     "       attnsim_gpu --dispatch-probe   (does an XCD run ahead of the others? validation/README.md)\n"
     "       attnsim_gpu --matrix-rate-probe   (matrix FLOPs per clock per compute unit of mma())\n"
     "       attnsim_gpu --memory-probe   (stream read, write and copy bandwidth of the whole GPU)\n"
+    "       attnsim_gpu --l2-probe   (read streams over 8-64 MiB sets and one write of 8-48 MiB: what the L2\n"
+    "                    keeps, and with ncu what its partitions exchange)\n"
     "       attnsim_gpu --placement-probe LDS_BYTES|fwd|bwd   (which compute unit each workgroup of 128 threads\n"
     "                    runs on, each with that much LDS: fwd and bwd are the d = 128 kernels' own)\n"
     "Runs the validation kernels on random inputs, checks them against the CPU reference, times\n"
@@ -192,6 +195,8 @@ inline Options parse_options(const std::vector<std::string>& args) {
       o.matrix_rate_probe = true;
     } else if (a == "--memory-probe") {
       o.memory_probe = true;
+    } else if (a == "--l2-probe") {
+      o.l2_probe = true;
     } else if (a == "--placement-probe") {
       // LDS bytes, or the d = 128 forward's or backward's own (attention_tiling.h).
       const std::string v = value();

@@ -381,6 +381,12 @@ int run_matrix_rate_probe(const std::string& gpu) {
   return kExitOk;
 }
 
+// The workgroups of `threads` threads the whole GPU holds at once (at least one per compute unit).
+unsigned full_occupancy_workgroups(const gpuDeviceProp& prop, unsigned threads) {
+  return static_cast<unsigned>(prop.multiProcessorCount) *
+         std::max(1u, static_cast<unsigned>(prop.maxThreadsPerMultiProcessor) / threads);
+}
+
 // The memory probe (kernels/memory_probe.h): stream read, write and copy of a 1 GiB buffer (beyond
 // every cache: the HBM) and 64 read passes over a 16 MiB one (held by the L2: an H200's 50 MB, an
 // MI300X's eight 4 MB, each holding its XCD's 2 MiB; 4 MiB gave each thread one word a pass, and a
@@ -391,8 +397,7 @@ int run_memory_probe(const std::string& gpu, const std::string& arch) {
   gpuDeviceProp prop;
   GPU_CHECK(gpuGetDeviceProperties(&prop, 0));
   constexpr unsigned kThreads = 256;
-  const unsigned blocks = static_cast<unsigned>(prop.multiProcessorCount) *
-                          std::max(1u, static_cast<unsigned>(prop.maxThreadsPerMultiProcessor) / kThreads);
+  const unsigned blocks = full_occupancy_workgroups(prop, kThreads);
   constexpr std::uint64_t kHbmBytes = 1ull << 30, kL2Bytes = 16ull << 20;
   constexpr int kReps = 10, kWarmup = 2;
   DeviceArray<Word16> src(kHbmBytes / sizeof(Word16)), dst(kHbmBytes / sizeof(Word16));
@@ -457,6 +462,45 @@ int run_memory_probe(const std::string& gpu, const std::string& arch) {
   return kExitOk;
 }
 
+// The L2 probe (kernels/memory_probe.h's kernels): read streams of 16 passes over sets of 8 to 64
+// MiB (an H200's 50 MB L2 is two partitions of about 25: a set read by every SM in turn is held
+// twice below 25 MB, and beyond it either the copies or the lines themselves give way), and one
+// pass of writes over 8 to 48 MiB (how much of a fresh write the L2 keeps dirty). Three launches
+// after one warm-up each. Run under ncu with its cache control (profile_detail.sh), each launch
+// starts cold and its dram__bytes and lts__t_sectors_srcunit_ltcfabric say what was evicted and what
+// crossed between the partitions.
+int run_l2_probe(const std::string& gpu, const std::string& arch) {
+  gpuDeviceProp prop;
+  GPU_CHECK(gpuGetDeviceProperties(&prop, 0));
+  constexpr unsigned kThreads = 256;
+  const unsigned blocks = full_occupancy_workgroups(prop, kThreads);
+  constexpr std::uint64_t kMaxBytes = 64ull << 20;
+  constexpr int kReps = 3, kWarmup = 1, kReadPasses = 16;
+  DeviceArray<Word16> src(kMaxBytes / sizeof(Word16)), dst(kMaxBytes / sizeof(Word16));
+  DeviceArray<std::uint32_t> sink(1);
+  GPU_CHECK(gpuMemset(src.ptr, 0, kMaxBytes));
+  std::printf("L2 probe on %s: %u workgroups of %u threads; mean of %d launches after %d warm-up\n", gpu.c_str(), blocks,
+              kThreads, kReps, kWarmup);
+  for (const std::uint64_t mib : {8ull, 16ull, 20ull, 24ull, 28ull, 32ull, 40ull, 48ull, 64ull}) {
+    const std::size_t words = (mib << 20) / sizeof(Word16);
+    const double ms = mean_launch_ms(
+        [&] { memory_probe_kernel<StreamPattern::read><<<blocks, kThreads>>>(src.ptr, dst.ptr, words, kReadPasses, sink.ptr); },
+        kWarmup, kReps);
+    std::printf("stream-read  %3llu MiB x %d passes: %7.3f TB/s   attnsim micro --arch %s --pattern stream-read --level l2 "
+                "--footprint %lluMiB\n",
+                static_cast<unsigned long long>(mib), kReadPasses, stream_bandwidth(mib << 20, kReadPasses, false, ms) / 1e12,
+                arch.empty() ? "?" : arch.c_str(), static_cast<unsigned long long>(mib));
+  }
+  for (const std::uint64_t mib : {8ull, 16ull, 24ull, 32ull, 40ull, 48ull}) {
+    const std::size_t words = (mib << 20) / sizeof(Word16);
+    const double ms = mean_launch_ms(
+        [&] { memory_probe_kernel<StreamPattern::write><<<blocks, kThreads>>>(src.ptr, dst.ptr, words, 1, sink.ptr); },
+        kWarmup, kReps);
+    std::printf("write once   %3llu MiB: %.3f ms per launch\n", static_cast<unsigned long long>(mib), ms);
+  }
+  return kExitOk;
+}
+
 // The placement probe (kernels/placement_probe.h): four waves of 128-thread workgroups that each ask
 // for `lds` bytes of dynamic LDS (so as many fit per compute unit as with a kernel of that size:
 // 58112 is the d=128 forward's), each spinning about 100 us so that the first wave starts together.
@@ -510,6 +554,7 @@ int main_checked(const Options& o) {
   if (o.dispatch_probe) return run_dispatch_probe(gpu);
   if (o.matrix_rate_probe) return run_matrix_rate_probe(gpu);
   if (o.memory_probe) return run_memory_probe(gpu, arch);
+  if (o.l2_probe) return run_l2_probe(gpu, arch);
   if (o.placement_probe_lds >= 0) return run_placement_probe(gpu, o.placement_probe_lds);
   const std::string cond = conditions(o, gpu);
   std::string rows;

@@ -6,7 +6,7 @@
 # the dispatch and memory probes' own output.
 #
 # Usage: validation/scripts/profile_detail.sh OUTDIR
-# Writes OUTDIR/{ref_kernels.sass, ncu_raw.csv, memory_probe_ncu.csv, detail.log}.
+# Writes OUTDIR/{ref_kernels.sass, ncu_raw.csv, memory_probe_ncu.csv, l2_probe_ncu.csv, detail.log}.
 # Exit: 0 done; 2 bad arguments; 4 no NVIDIA GPU found; 5 nvcc, ncu or cuobjdump missing.
 set -uo pipefail
 [[ $# == 1 ]] || { echo "usage: $0 OUTDIR" >&2; exit 2; }
@@ -46,9 +46,16 @@ done
 ncu --clock-control none --cache-control none --csv --print-units base -k regex:memory_probe \
     --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,gpu__time_duration.sum,lts__t_sectors_srcunit_tex_op_read.sum,sm__cycles_elapsed.avg.per_second \
     "$bin" --memory-probe >"$out/memory_probe_ncu.csv" 2>>"$log"
+# The L2 probe with ncu's cache control (each launch cold): what its read streams re-read from DRAM,
+# what its one-pass writes evict, and what crosses between the L2's partitions.
+ncu --clock-control none --cache-control all --csv --print-units base -k regex:memory_probe \
+    --metrics dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sectors_srcunit_ltcfabric.sum,lts__t_sectors_srcunit_ltcfabric_lookup_miss.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,gpu__time_duration.sum \
+    "$bin" --l2-probe >"$out/l2_probe_ncu.csv" 2>>"$log"
 {
   echo "== memory probe"
   "$bin" --memory-probe
+  echo "== L2 probe"
+  "$bin" --l2-probe
   echo "== dispatch probe"
   "$bin" --dispatch-probe
   echo "== $(date -u) done"
