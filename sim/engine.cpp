@@ -939,12 +939,10 @@ void set_activity(const arch::GpuSpec& gpu, const KernelProgram& kp, KernelResul
 }
 
 // Each XCD's L2 counters (`per_xcd`) into `stats`: <l2>.{requests, hits, misses, fetch_bytes, write_bytes}.
-void add_l2_counters(Stats& stats, const arch::GpuSpec& gpu, const MemoryPath& memory,
-                     const std::vector<TrafficCounters>& per_xcd) {
+void add_l2_counters(Stats& stats, const MemoryPath& memory, const std::vector<TrafficCounters>& per_xcd) {
   for (std::uint32_t x = 0; x < per_xcd.size(); ++x) {
     const TrafficCounters& c = per_xcd[x];
-    // An L2 per XCD: its own name; one shared L2 (partitioned or not): l2.
-    const std::string name = (gpu.l2.scope == arch::L2Scope::per_xcd ? memory.l2_stats_name(x) : std::string("l2")) + ".";
+    const std::string name = memory.xcd_l2_stats_name(x) + ".";
     stats.counter(name + "requests") += c.tcc_req;
     stats.counter(name + "hits") += c.tcc_hit;
     stats.counter(name + "misses") += c.tcc_miss;
@@ -954,9 +952,9 @@ void add_l2_counters(Stats& stats, const arch::GpuSpec& gpu, const MemoryPath& m
 }
 
 // The run's statistics (RunResult::stats): each XCD's L2 counters (r.per_xcd), then every channel's.
-nlohmann::json run_stats(const arch::GpuSpec& gpu, const MemoryPath& memory, const RunResult& r) {
+nlohmann::json run_stats(const MemoryPath& memory, const RunResult& r) {
   Stats stats;
-  add_l2_counters(stats, gpu, memory, r.per_xcd);
+  add_l2_counters(stats, memory, r.per_xcd);
   memory.add_stats(stats);
   stats.counter("time_ps") = static_cast<std::uint64_t>(r.time);
   return stats.to_json();
@@ -964,12 +962,12 @@ nlohmann::json run_stats(const arch::GpuSpec& gpu, const MemoryPath& memory, con
 
 // A kernel's statistics (KernelResult::stats): its L2 counters, and what every channel served from
 // the `before` snapshot on, which then becomes the snapshot after the kernel.
-nlohmann::json kernel_stats(const arch::GpuSpec& gpu, const MemoryPath& memory, const KernelResult& k,
+nlohmann::json kernel_stats(const MemoryPath& memory, const KernelResult& k,
                             std::unique_ptr<Stats>& before) {
   auto now = std::make_unique<Stats>();
   memory.add_stats(*now);
   Stats stats;
-  add_l2_counters(stats, gpu, memory, k.per_xcd);
+  add_l2_counters(stats, memory, k.per_xcd);
   stats.add_difference(*now, *before);
   stats.counter("time_ps") = static_cast<std::uint64_t>(k.end - k.launch);
   before = std::move(now);
@@ -1002,7 +1000,7 @@ RunResult run_passes(const std::vector<const PassPrograms*>& passes, const arch:
       k.power_limited = !k.clock_pinned && at_mean.power_limited;
       k.power_w = at_mean.power.value;
       clock = k.final_clock_hz;
-      if (options.stats) k.stats = kernel_stats(gpu, memory, k, channels_before);
+      if (options.stats) k.stats = kernel_stats(memory, k, channels_before);
       result.events += run.events();
       result.clock_updates += k.clock_updates;
       t = k.end;
@@ -1040,7 +1038,7 @@ RunResult simulate(const std::vector<const PassPrograms*>& passes, const arch::G
   RunResult result = run_passes(passes, gpu, options, memory, t, clock);
   for (KernelResult& k : result.kernels) rebase(k, origin);
   result.time = t - origin;
-  if (options.stats) result.stats = run_stats(gpu, memory, result);
+  if (options.stats) result.stats = run_stats(memory, result);
   result.hierarchy_state_bytes = memory.state_bytes();
   result.approximate = options.approximate;
   result.fast_forward = options.fast_forwards();

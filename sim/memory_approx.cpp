@@ -85,10 +85,9 @@ BatchTiming MemoryPath::read_spans(std::uint32_t xcd, std::uint32_t cu, const Ro
 
 std::uint64_t MemoryPath::homed_units(std::uint32_t inst, std::uint64_t key, const GroupShape& shape,
                                       std::uint64_t units) const {
-  if (!partitioned_) return units;
   std::uint64_t homed = 0;
   for_each_line(key, shape, units, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t) {
-    if (home_of(0, line) == inst) homed |= line_units;
+    if (partition_of(line) == inst) homed |= line_units;
   });
   return homed;
 }
@@ -99,21 +98,23 @@ MemoryPath::GroupProbe MemoryPath::probe_l2_group(std::uint32_t near, std::uint6
     return [this, inst](std::uint64_t k, const GroupShape& sh, std::uint64_t dirty) { evict_group(inst, k, sh, dirty); };
   };
   GroupProbe p;
-  const std::uint64_t near_home = homed_units(near, key, shape, request);
-  const std::uint64_t far_home = request & ~near_home;
   const std::uint32_t far = 1 - near;  // the other partition (used only when partitioned)
   if (write) {
     // Writes and in-L2 atomics: at each line's home, allocated and left dirty.
+    const std::uint64_t near_home = partitioned_ ? homed_units(near, key, shape, request) : request;
+    const std::uint64_t far_home = request & ~near_home;
     if (near_home) p.hits = l2_groups_[near].access(key, shape, near_home, near_home, near_home, on_evict_at(near));
     if (far_home) p.hits |= l2_groups_[far].access(key, shape, far_home, far_home, far_home, on_evict_at(far));
     p.far = far_home;
-  } else {
-    // Reads: the near partition allocates every line (a copy of those homed in the other one); the
-    // lines homed in the other one that it missed go on to their home, which allocates them.
-    p.hits = l2_groups_[near].access(key, shape, request, request, 0, on_evict_at(near));
-    p.far = far_home & ~p.hits;
-    if (p.far) p.hits |= l2_groups_[far].access(key, shape, p.far, p.far, 0, on_evict_at(far));
+    return p;
   }
+  // Reads: the near partition allocates every line (a copy of those homed in the other one); the
+  // lines homed in the other one that it missed go on to their home, which allocates them.
+  p.hits = l2_groups_[near].access(key, shape, request, request, 0, on_evict_at(near));
+  const std::uint64_t missed = request & ~p.hits;
+  if (!missed || !partitioned_) return p;
+  p.far = missed & ~homed_units(near, key, shape, missed);
+  if (p.far) p.hits |= l2_groups_[far].access(key, shape, p.far, p.far, 0, on_evict_at(far));
   return p;
 }
 
@@ -282,7 +283,7 @@ BatchTiming MemoryPath::atomic_spans(std::uint32_t xcd, std::uint32_t cu, const 
                                      TrafficCounters& c, std::uint32_t requests_per_sector) {
   use_clock_of(xcd);
   const std::uint32_t inst = gpu_->l2_instance_of(xcd, cu);
-  const TrafficCounters before = c;
+  const AtomicSectors before(c);
   if (l2_atomics_) {
     const FillSummary f = fill_spans(xcd, cu, spans, n, c, true);
     repeat_atomic_requests(requests_per_sector, before, c);

@@ -6,10 +6,6 @@
 
 namespace attnsim::sim {
 
-namespace {
-constexpr std::size_t kPrefetchAhead = 8;  // lines whose tag sets are fetched ahead of the probe
-}  // namespace
-
 BatchTiming MemoryPath::read_batch(std::uint32_t xcd, std::uint32_t cu, const LineRequest* lines, std::size_t n, Tick t,
                                    TrafficCounters& c) {
   use_clock_of(xcd);
@@ -22,9 +18,8 @@ MemoryPath::FillSummary MemoryPath::fill_lines(std::uint32_t xcd, std::uint32_t 
   // Atomics go to each line's home; reads probe the near instance first (its home, unpartitioned).
   const auto first_probe = [&](std::uint64_t address) { return atomic ? home_of(xcd, address) : near; };
   FillSummary f;
-  for (std::size_t i = 0; i < std::min(n, kPrefetchAhead); ++i) prefetch(first_probe(lines[i].address), lines[i].address);
   for (std::size_t i = 0; i < n; ++i) {
-    if (i + kPrefetchAhead < n) prefetch(first_probe(lines[i + kPrefetchAhead].address), lines[i + kPrefetchAhead].address);
+    prefetch_ahead(lines, n, i, first_probe);
     const LineRequest& q = lines[i];
     if (!atomic && read_l1(cu, q, c)) {
       f.latency_sum += l1_latency_;
@@ -94,16 +89,15 @@ BatchTiming MemoryPath::write_batch(std::uint32_t xcd, std::uint32_t cu, const L
                                     Tick t, TrafficCounters& c) {
   use_clock_of(xcd);
   const std::uint32_t near = gpu_->l2_instance_of(xcd, cu);
-  const auto prefetch_home = [&](std::uint64_t address) { prefetch(home_of(xcd, address), address); };
-  for (std::size_t i = 0; i < std::min(n, kPrefetchAhead); ++i) prefetch_home(lines[i].address);
+  const auto home = [&](std::uint64_t address) { return home_of(xcd, address); };
   for (std::size_t i = 0; i < n; ++i) {
-    if (i + kPrefetchAhead < n) prefetch_home(lines[i + kPrefetchAhead].address);
+    prefetch_ahead(lines, n, i, home);
     const LineRequest& q = lines[i];
     std::optional<std::uint64_t> victim;  // one line probed: at most one eviction
     write_l1(c);
-    const std::uint32_t home = home_of(xcd, q.address);
-    count_fabric(near, home, q.lo, q.hi, c);
-    const std::uint32_t ch = route_write(home, q, c, [&](std::uint64_t v) { victim = v; });
+    const std::uint32_t at = home(q.address);
+    count_fabric(near, at, q.lo, q.hi, c);
+    const std::uint32_t ch = route_write(at, q, c, [&](std::uint64_t v) { victim = v; });
     l2_demand_.add(ch, q.hi - q.lo);
     if (victim) victims_.push_back(Victim{ch, *victim});
   }
@@ -130,7 +124,7 @@ BatchTiming MemoryPath::atomic_batch(std::uint32_t xcd, std::uint32_t cu, const 
                                      Tick t, TrafficCounters& c, std::uint32_t requests_per_sector) {
   use_clock_of(xcd);
   const std::uint32_t near = gpu_->l2_instance_of(xcd, cu);
-  const TrafficCounters before = c;
+  const AtomicSectors before(c);
   if (l2_atomics_) {
     const FillSummary f = fill_lines(xcd, cu, lines, n, c, true);
     repeat_atomic_requests(requests_per_sector, before, c);

@@ -164,6 +164,11 @@ class MemoryPath {
   // The stats name of L2 instance `inst` (xcd[i].l2; l2 when one L2 serves every XCD; l2.partition[i]
   // for the partitions of one).
   std::string l2_stats_name(std::uint32_t inst) const;
+  // The stats name XCD `xcd`'s L2 counters are kept under: its own L2's (an L2 per XCD), or `l2`
+  // for one shared L2, its partitions together (the XCD's requests reach both).
+  std::string xcd_l2_stats_name(std::uint32_t xcd) const {
+    return gpu_->l2.scope == arch::L2Scope::per_xcd ? l2_stats_name(xcd) : std::string("l2");
+  }
   // The approximate mode: calls f(key, shape, units, lo, hi) for each group a span touches, with the
   // group's 64 B units it covers; [lo, hi) is the byte range within a 4 KiB chunk group (flat
   // tensors, and rows not aligned to 128 B), [0, max) for a group of whole-line rows.
@@ -201,7 +206,10 @@ class MemoryPath {
   // of the line address names (the parity of its bits: half the lines of any aligned power-of-two
   // block of two or more lines in each).
   std::uint32_t home_of(std::uint32_t xcd, std::uint64_t line_address) const {
-    if (!partitioned_) return gpu_->l2_instance_of(xcd);
+    return partitioned_ ? partition_of(line_address) : gpu_->l2_instance_of(xcd);
+  }
+  // The partition of a partitioned L2 that homes a line (home_of's hash, whatever the XCD).
+  static std::uint32_t partition_of(std::uint64_t line_address) {
     return static_cast<std::uint32_t>(__builtin_parityll(line_address >> 7));  // 128 B lines (constructor)
   }
   // Counts a request of [lo, hi) that crosses from partition `near` to `home` (none when they agree).
@@ -226,6 +234,19 @@ class MemoryPath {
     bool fetched = false, from_hbm = false;
     bool far = false;  // some request went through the far partition
   };
+  // Hints the tag sets the probe of lines[i + kPrefetchAhead] needs (and at i = 0 those of the lines before it),
+  // in the L2 instance instance_of(address) names: called once per line of a batch of `n`, in
+  // order, before its probe. No effect on results.
+  static constexpr std::size_t kPrefetchAhead = 8;  // lines whose tag sets are fetched ahead of their probe
+  template <class InstanceOf>
+  void prefetch_ahead(const LineRequest* lines, std::size_t n, std::size_t i, InstanceOf&& instance_of) const {
+    constexpr std::size_t ahead = kPrefetchAhead;
+    const auto fetch = [&](std::size_t j) { prefetch(instance_of(lines[j].address), lines[j].address); };
+    if (i == 0) {
+      for (std::size_t j = 0; j < std::min(n, ahead); ++j) fetch(j);
+    }
+    if (i + ahead < n) fetch(i + ahead);
+  }
   // The exact mode's probe of a batch's line requests for reads by CU `cu` (atomic = false) or
   // in-L2 atomics (which bypass the L1): tags, counters and each channel's demand; the timing is
   // left to the caller.
@@ -240,7 +261,7 @@ class MemoryPath {
   };
   GroupProbe probe_l2_group(std::uint32_t near, std::uint64_t key, const GroupShape& shape, std::uint64_t request,
                             bool write);
-  // The units of `units` whose lines are homed in instance `inst` (all of them, unpartitioned).
+  // The units of `units` whose lines are homed in partition `inst` of a partitioned L2.
   std::uint64_t homed_units(std::uint32_t inst, std::uint64_t key, const GroupShape& shape, std::uint64_t units) const;
   // The approximate mode's probe of a batch's rows, as fill_lines.
   FillSummary fill_spans(std::uint32_t xcd, std::uint32_t cu, const RowSpan* spans, std::size_t n, TrafficCounters& c,
@@ -314,12 +335,18 @@ class MemoryPath {
     return b;
   }
   BatchTiming time_write_batch(Tick t, std::size_t requests, TrafficCounters& c);
+  // The counters an atomic batch repeats per request of a sector (repeat_atomic_requests), as they
+  // stood before it.
+  struct AtomicSectors {
+    std::uint64_t atomic = 0, fabric = 0;
+    explicit AtomicSectors(const TrafficCounters& c) : atomic(c.atomic_sectors), fabric(c.l2_fabric_sectors) {}
+  };
   // An atomic batch whose requests each add a k-th of a sector: the sectors (and fabric sectors)
   // counted since `before` and the batch's L2 channel demand, k times over (k = requests per sector).
-  void repeat_atomic_requests(std::uint32_t k, const TrafficCounters& before, TrafficCounters& c) {
+  void repeat_atomic_requests(std::uint32_t k, const AtomicSectors& before, TrafficCounters& c) {
     if (k <= 1) return;
-    c.atomic_sectors += (k - 1) * (c.atomic_sectors - before.atomic_sectors);
-    c.l2_fabric_sectors += (k - 1) * (c.l2_fabric_sectors - before.l2_fabric_sectors);
+    c.atomic_sectors += (k - 1) * (c.atomic_sectors - before.atomic);
+    c.l2_fabric_sectors += (k - 1) * (c.l2_fabric_sectors - before.fabric);
     l2_demand_.scale(k);
   }
   // `mall_missed`: a chunk's read missed the memory-side cache (its acknowledgement waits for HBM).
