@@ -166,6 +166,11 @@ struct L1Spec : CacheSpec {
   BytesPerClock bandwidth;  // per CU
   Cycles latency;           // load-to-use latency of a hit
   WritePolicy write_policy = WritePolicy::write_through;
+  // An L1 that shares one array with the LDS (NVIDIA's unified L1/shared memory): the shared-memory
+  // sizes the array can be split into, increasing, the largest cu.lds_size (empty: L1 and LDS apart,
+  // `size` always). A kernel's L1 is then size + cu.lds_size less its carve-out.
+  std::vector<Bytes> carveouts;
+  Bytes carveout_reserve;  // shared memory the driver adds per workgroup (with carveouts)
 };
 
 // L2, per XCD or shared by the chip.

@@ -111,6 +111,47 @@ ParamDecl quantity(std::string path, Acc acc, double lo, double hi, std::string 
   return d;
 }
 
+// An increasing list of byte sizes, each written with its unit, e.g. ["0KiB", "8KiB"]; lo and hi bound
+// every element.
+template <class Acc>
+ParamDecl size_list(std::string path, Acc acc, double lo, double hi, std::string desc) {
+  ParamDecl d;
+  d.path = std::move(path);
+  d.description = std::move(desc);
+  d.expected = "a non-empty array of increasing sizes such as \"64KiB\", each in [" + format(Bytes{static_cast<std::uint64_t>(lo)}) +
+               ", " + format(Bytes{static_cast<std::uint64_t>(hi)}) + "]";
+  d.assign = [acc, lo, hi, expected = d.expected](GpuSpec& s, const toml::node& n) -> std::optional<ParamIssue> {
+    const toml::array* a = n.as_array();
+    if (!a || a->empty()) return ParamIssue{"expected " + expected + ", got " + describe(n)};
+    std::vector<Bytes> out;
+    for (const toml::node& e : *a) {
+      if (!e.is_string()) return ParamIssue{"expected " + expected + ", got an element " + describe(e), &e};
+      const std::string text(e.as_string()->get());
+      const UnitParse p = parse_quantity(text, UnitKind::bytes);
+      if (!p.canonical) return ParamIssue{p.error, &e};
+      if (*p.canonical < lo || *p.canonical > hi) return ParamIssue{"expected " + expected + ", got \"" + text + "\" (out of range)", &e};
+      const Bytes b{static_cast<std::uint64_t>(*p.canonical)};
+      if (!out.empty() && b.value <= out.back().value) {
+        return ParamIssue{"expected " + expected + ", got \"" + text + "\" after " + format(out.back()) + " (not increasing)", &e};
+      }
+      out.push_back(b);
+    }
+    acc(s) = std::move(out);
+    return std::nullopt;
+  };
+  d.render = [acc](const GpuSpec& s) {
+    std::string r;
+    for (const Bytes& b : acc(s)) r += (r.empty() ? "" : ", ") + format(b);
+    return "[" + r + "]";
+  };
+  d.to_json = [acc](const GpuSpec& s) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const Bytes& b : acc(s)) j.push_back(b.value);
+    return j;
+  };
+  return d;
+}
+
 template <class E> struct choices;
 template <> struct choices<Vendor> {
   static constexpr std::array values{Vendor::amd, Vendor::nvidia};
@@ -481,12 +522,24 @@ std::vector<ParamDecl> build_table() {
   }
   t.push_back(matrix_instructions_param());
 
-  t.push_back(quantity("l1.size", ATTNSIM_FIELD(l1.size), 1 * kKiB, 64 * kMiB, "vector L1 per CU"));
+  t.push_back(quantity("l1.size", ATTNSIM_FIELD(l1.size), 1 * kKiB, 64 * kMiB,
+                       "vector L1 per CU (with l1.carveouts: the L1 beside the largest carve-out, cu.lds_size)"));
   t.push_back(count("l1.ways", ATTNSIM_FIELD(l1.ways), 1, 1024, "L1 associativity"));
   t.push_back(quantity("l1.line", ATTNSIM_FIELD(l1.line), 16, 4096, "L1 line size", kPow2));
   t.push_back(quantity("l1.bandwidth", ATTNSIM_FIELD(l1.bandwidth), 1, 65536, "L1 bytes per clock per CU"));
   t.push_back(quantity("l1.latency", ATTNSIM_FIELD(l1.latency), 1, 10000, "load-to-use latency of an L1 hit"));
   t.push_back(choice("l1.write_policy", ATTNSIM_FIELD(l1.write_policy), "L1 write policy"));
+  {
+    ParamDecl carveouts = size_list("l1.carveouts", ATTNSIM_FIELD(l1.carveouts), 0, 64 * kMiB,
+                                    "shared-memory sizes an L1 shared with the LDS can be split into (the largest cu.lds_size); "
+                                    "a kernel's L1 is l1.size + cu.lds_size less the smallest that holds its workgroups' shared memory");
+    carveouts.optional_key = true;  // absent: the L1 and the LDS are apart (l1.size for every kernel)
+    t.push_back(std::move(carveouts));
+    ParamDecl reserve = quantity("l1.carveout_reserve", ATTNSIM_FIELD(l1.carveout_reserve), 0, 1 * kMiB,
+                                 "shared memory the driver reserves per workgroup when it picks a carve-out (needed with l1.carveouts)");
+    reserve.optional_key = true;  // absent: 0, no carve-outs
+    t.push_back(std::move(reserve));
+  }
 
   t.push_back(choice("l2.scope", ATTNSIM_FIELD(l2.scope), "one L2 per XCD, or one shared by the chip"));
   t.push_back(quantity("l2.size", ATTNSIM_FIELD(l2.size), 64 * kKiB, 4 * kGiB, "capacity of one L2 instance (a shared L2: all its partitions)"));

@@ -26,6 +26,25 @@ class Checker {
   }
   void require(bool ok, std::string_view key, const std::string& problem) const { require(ok, {key}, problem); }
 
+  // An L1 shared with the LDS: the largest carve-out is the LDS, and every split leaves whole sets.
+  void l1_carveouts() const {
+    const L1Spec& l1 = s_.l1;
+    if (l1.carveouts.empty()) {
+      require(l1.carveout_reserve.value == 0, {"l1.carveout_reserve", "l1.carveouts"},
+              format(l1.carveout_reserve) + " of reserve needs l1.carveouts (an L1 shared with the LDS)");
+      return;
+    }
+    require(l1.carveouts.back().value == s_.cu.lds_size.value, {"l1.carveouts", "cu.lds_size"},
+            "the largest carve-out, " + format(l1.carveouts.back()) + ", must be cu.lds_size = " + format(s_.cu.lds_size));
+    const std::uint64_t set_bytes = std::uint64_t{l1.ways} * l1.line.value;
+    for (const Bytes& c : l1.carveouts) {
+      const std::uint64_t left = l1.size.value + s_.cu.lds_size.value - c.value;
+      require(left % set_bytes == 0, {"l1.carveouts", "l1.ways", "l1.line"},
+              "a carve-out of " + format(c) + " leaves an L1 of " + format(Bytes{left}) +
+                  ", not whole sets of l1.ways x l1.line = " + format(Bytes{set_bytes}));
+    }
+  }
+
   void cache(std::string_view prefix, const CacheSpec& c) const {
     const std::uint64_t set_bytes = static_cast<std::uint64_t>(c.ways) * c.line.value;
     const std::string p(prefix);
@@ -89,6 +108,7 @@ class Checker {
     require(s_.hbm.write_queue.value >= s_.l2.line.value, {"hbm.write_queue", "l2.line"},
             format(s_.hbm.write_queue) + " cannot hold one write-back of an L2 line (" + format(s_.l2.line) + ")");
     if (s_.mall.present) cache("mall", s_.mall);
+    l1_carveouts();
 
     require(s_.chip.xcds % s_.dispatch.xcds_per_partition == 0, {"dispatch.xcds_per_partition", "chip.xcds"},
             std::to_string(s_.dispatch.xcds_per_partition) + " does not divide chip.xcds = " + std::to_string(s_.chip.xcds));

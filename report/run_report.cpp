@@ -67,7 +67,9 @@ json kernel_json(const arch::GpuSpec& gpu, const sim::KernelResult& k) {
   j["occupancy"] = {{"workgroups_per_cu", k.occupancy.workgroups_per_cu},
                     {"waves_per_simd", k.occupancy.waves_per_simd},
                     {"vgprs_allocated", k.occupancy.vgprs_allocated},
-                    {"limited_by", k.occupancy.limited_by}};
+                    {"limited_by", k.occupancy.limited_by},
+                    {"l1_bytes", k.occupancy.l1_bytes},
+                    {"lds_carveout_bytes", k.occupancy.lds_carveout}};
   j["clock"] = {{"engine_mhz", k.clock_hz / 1e6},
                 {"min_mhz", k.clock_min_hz / 1e6},
                 {"max_mhz", k.clock_max_hz / 1e6},

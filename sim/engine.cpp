@@ -221,6 +221,13 @@ class KernelRun {
                               "a workgroup does not fit on a " + gpu_.name + " CU (limited by " +
                                   r.occupancy.limited_by + ")");
     }
+    try {
+      split_l1(gpu_, kp.lds_bytes, kp.lds_carveout, r.occupancy);
+    } catch (const std::invalid_argument& e) {
+      throw arch::ConfigError(arch::ValueOrigin{"--kernel " + shape_.pp->schedule.name, 0, 0, {}},
+                              std::string(kp.kind == workloads::KernelKind::fwd ? "fwd" : "bwd") + ".lds_carveout", e.what());
+    }
+    if (!gpu_.l1.carveouts.empty()) memory_.set_l1_bytes(r.occupancy.l1_bytes);  // the kernel's split of the array
     if (options_.empty_caches_per_kernel) {
       memory_.empty_caches();
     } else {

@@ -6,7 +6,7 @@
 
 namespace attnsim::sim {
 
-L1Caches::L1Caches(const arch::GpuSpec& gpu, bool approximate) {
+L1Caches::L1Caches(const arch::GpuSpec& gpu, bool approximate) : gpu_(&gpu), approximate_(approximate) {
   const arch::L1Spec& l1 = gpu.l1;
   if (l1.line.value != gpu.l2.line.value) {
     throw arch::ConfigError(arch::ValueOrigin{gpu.name, 0, 0, {}}, "l1.line",
@@ -17,18 +17,32 @@ L1Caches::L1Caches(const arch::GpuSpec& gpu, bool approximate) {
     throw arch::ConfigError(arch::ValueOrigin{gpu.name, 0, 0, {}}, "l1.write_policy",
                             "the L1 is modelled write-through (a GPU's L1 holds no dirty global data)");
   }
-  const std::uint32_t cus = gpu.chip.xcds * gpu.chip.cus_per_xcd;
-  if (approximate) {
+  build(l1.size.value);
+}
+
+void L1Caches::build(std::uint64_t bytes) {
+  const arch::L1Spec& l1 = gpu_->l1;
+  const std::uint32_t cus = gpu_->chip.xcds * gpu_->chip.cus_per_xcd;
+  size_ = bytes;
+  exact_.clear();
+  groups_.clear();
+  if (approximate_) {
     // Room for the groups of an L1 full of groups a quarter valid, as the approximate L2.
-    const auto max_groups = static_cast<std::uint32_t>(l1.size.value / (64 * 16));
+    const auto max_groups = static_cast<std::uint32_t>(bytes / (64 * 16));
     groups_.reserve(cus);
-    for (std::uint32_t i = 0; i < cus; ++i) groups_.emplace_back(l1.size.value, max_groups);
+    for (std::uint32_t i = 0; i < cus; ++i) groups_.emplace_back(bytes, max_groups);
     return;
   }
   exact_.reserve(cus);
-  for (std::uint32_t i = 0; i < cus; ++i) {
-    exact_.emplace_back(l1.size.value, l1.ways, static_cast<std::uint32_t>(l1.line.value));
+  for (std::uint32_t i = 0; i < cus; ++i) exact_.emplace_back(bytes, l1.ways, static_cast<std::uint32_t>(l1.line.value));
+}
+
+void L1Caches::resize(std::uint64_t bytes) {
+  if (bytes == size_) {
+    invalidate();
+    return;
   }
+  build(bytes);
 }
 
 bool L1Caches::read(std::uint32_t cu, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi) {

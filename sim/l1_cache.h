@@ -34,9 +34,17 @@ class L1Caches {
   }
   // Drops every line of every L1 (the command processor does so when a kernel starts).
   void invalidate();
+  // Gives every L1 `bytes` of capacity (same ways and line; a whole number of sets), empty. A
+  // kernel's L1 on a GPU whose L1 shares the LDS's array (sim::split_l1).
+  void resize(std::uint64_t bytes);
+  std::uint64_t size_bytes() const { return size_; }
   std::uint64_t state_bytes() const;
 
  private:
+  void build(std::uint64_t bytes);
+  const arch::GpuSpec* gpu_;
+  bool approximate_;
+  std::uint64_t size_ = 0;
   std::vector<LruRing> exact_;         // per CU
   std::vector<GroupCache> groups_;     // per CU, approximate mode
 };

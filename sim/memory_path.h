@@ -135,6 +135,9 @@ class MemoryPath {
 
   // Kernel start: the command processor invalidates every CU's L1.
   void start_kernel() { l1_.invalidate(); }
+  // Gives every CU's L1 `bytes` of capacity, empty (before a kernel whose L1 shares the LDS's
+  // array: sim::split_l1). The capacity stays until the next call.
+  void set_l1_bytes(std::uint64_t bytes) { l1_.resize(bytes); }
   // Kernel end, as `l2.kernel_end` says: `write_back` writes back every dirty L2 line from `t` on
   // and invalidates the L2s, returning when the last write-back is served; `keep` leaves the L2s as
   // they are and returns `t`. The memory-side cache keeps its contents either way.

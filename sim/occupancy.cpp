@@ -1,6 +1,8 @@
 #include "sim/occupancy.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace attnsim::sim {
 
@@ -19,7 +21,9 @@ Occupancy occupancy(const arch::GpuSpec& gpu, std::uint32_t waves, std::uint32_t
   const std::uint32_t per_simd = (waves + cu.simds - 1) / cu.simds;
   const std::uint32_t by_slots = cu.wave_slots_per_simd / per_simd;
   const std::uint32_t by_vgprs = waves_per_simd_vgpr / per_simd;
-  const std::uint32_t by_lds = lds_bytes == 0 ? by_slots : static_cast<std::uint32_t>(cu.lds_size.value / lds_bytes);
+  const std::uint64_t per_workgroup = lds_bytes + gpu.l1.carveout_reserve.value;
+  const std::uint32_t by_lds = per_workgroup == 0 ? by_slots : static_cast<std::uint32_t>(std::min<std::uint64_t>(
+                                                                   by_slots, cu.lds_size.value / per_workgroup));
   o.workgroups_per_cu = std::min({by_slots, by_vgprs, by_lds});
   if (o.workgroups_per_cu == by_lds && by_lds < std::min(by_slots, by_vgprs)) {
     o.limited_by = "lds";
@@ -30,6 +34,28 @@ Occupancy occupancy(const arch::GpuSpec& gpu, std::uint32_t waves, std::uint32_t
   }
   o.waves_per_simd = o.workgroups_per_cu * per_simd;
   return o;
+}
+
+void split_l1(const arch::GpuSpec& gpu, std::uint32_t lds_bytes, std::uint64_t recorded, Occupancy& o) {
+  const arch::L1Spec& l1 = gpu.l1;
+  o.l1_bytes = l1.size.value;
+  o.lds_carveout = 0;
+  if (l1.carveouts.empty()) return;
+  const std::uint64_t need = std::uint64_t{o.workgroups_per_cu} * (lds_bytes + l1.carveout_reserve.value);
+  const auto held = [&](std::uint64_t c) { return c >= need; };
+  if (recorded != 0) {
+    const bool listed = std::any_of(l1.carveouts.begin(), l1.carveouts.end(), [&](const arch::Bytes& c) { return c.value == recorded; });
+    if (!listed) throw std::invalid_argument(std::to_string(recorded) + " B is not one of the " + gpu.name + "'s l1.carveouts");
+    if (!held(recorded)) {
+      throw std::invalid_argument(std::to_string(recorded) + " B cannot hold " + std::to_string(o.workgroups_per_cu) +
+                                  " workgroups' shared memory (" + std::to_string(need) + " B)");
+    }
+    o.lds_carveout = recorded;
+  } else {
+    const auto it = std::find_if(l1.carveouts.begin(), l1.carveouts.end(), [&](const arch::Bytes& c) { return held(c.value); });
+    o.lds_carveout = it == l1.carveouts.end() ? l1.carveouts.back().value : it->value;  // occupancy keeps need <= cu.lds_size
+  }
+  o.l1_bytes = l1.size.value + gpu.cu.lds_size.value - o.lds_carveout;
 }
 
 }  // namespace attnsim::sim

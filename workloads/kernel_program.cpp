@@ -96,6 +96,14 @@ void check_fits(const arch::GpuSpec& gpu, const KernelProgram& kp, const std::st
                       std::to_string(kp.lds_bytes) + " B of LDS exceed the " + gpu.name + " limit of " +
                           arch::format(gpu.cu.lds_max_per_workgroup) + " per workgroup");
   }
+  const auto& carveouts = gpu.l1.carveouts;
+  if (kp.lds_carveout != 0 && !carveouts.empty() &&
+      std::none_of(carveouts.begin(), carveouts.end(), [&](const arch::Bytes& c) { return c.value == kp.lds_carveout; })) {
+    std::string list;
+    for (const arch::Bytes& c : carveouts) list += (list.empty() ? "" : ", ") + arch::format(c);
+    throw ConfigError(where, field + ".lds_carveout",
+                      std::to_string(kp.lds_carveout) + " B is not a carve-out of the " + gpu.name + " (l1.carveouts: " + list + ")");
+  }
   if (kp.vgprs > gpu.cu.max_vgprs_per_wave + 1) {
     throw ConfigError(where, field + ".vgprs",
                       std::to_string(kp.vgprs) + " registers exceed the " + gpu.name + " limit of " +
@@ -202,6 +210,7 @@ KernelProgram looped_kernel(KernelKind kind, const Schedule& s, const Mask& mask
   kp.persistent = s.persistent;
   kp.vgprs = s.vgprs;
   kp.lds_bytes = s.lds_bytes;
+  kp.lds_carveout = s.lds_carveout;
   kp.mfma = s.mfma;
   kp.mask = &mask;
   kp.inner_rows = inner_rows;

@@ -46,6 +46,9 @@ struct KernelProgram {
   bool persistent = false;
   std::uint32_t vgprs = 0;
   std::uint32_t lds_bytes = 0;
+  // The shared-memory carve-out a measured launch of it reported, on a GPU whose L1 shares the LDS's
+  // array (FwdSchedule::lds_carveout); 0: the rule of sim::split_l1.
+  std::uint32_t lds_carveout = 0;
   // Its atomic ops: the requests each 32 B sector they touch receives (BwdSchedule's field).
   std::uint32_t atomic_requests_per_sector = 1;
   std::string mfma;              // matrix instruction name (empty: none)

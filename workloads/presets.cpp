@@ -432,6 +432,9 @@ KernelSchedule validation_kernels(bool amd) {
   f.mfma = amd ? "v_mfma_f32_16x16x16_bf16" : "mma.sync.m16n8k16.f32.bf16";
   f.vgprs = amd ? 300 : 167;  // gfx940: 256 VGPRs + 44 AGPRs; sm_90: 167 registers
   f.lds_bytes = 58112;        // fwd_lds_bytes(128)
+  // The H200's driver gave the forward 196 KiB of shared memory (H200-REF: ncu
+  // launch__shared_mem_config_size 200,704 at d = 64 and 128; split_l1's rule gives the same).
+  f.lds_carveout = amd ? 0 : 200704;
   const auto as_estimate = [&](auto counts) {
     counts.source = mix;
     return counts;
@@ -458,6 +461,9 @@ KernelSchedule validation_kernels(bool amd) {
   b.mfma = f.mfma;
   b.vgprs = amd ? 337 : 255;  // gfx940: 256 + 81 AGPRs; sm_90: 255 (88 B of spills)
   b.lds_bytes = 41216;        // bwd_lds_bytes(128)
+  // And the backward 132 KiB (135,168 at d = 64 and 128), where split_l1's rule gives 100 KiB: two
+  // workgroups of 42,240 B need 82.5 KiB (how the driver chooses is not published).
+  b.lds_carveout = amd ? 0 : 135168;
   b.loop = as_estimate(aiter_bwd_density(false));
   b.dq_loop = b.loop;
   b.prologue = as_estimate(aiter_bwd_prologue());

@@ -203,6 +203,7 @@ const std::vector<Field>& fields() {
     t.push_back(text_field("fwd.mfma", ATTNSIM_SCHED(fwd.mfma)));
     t.push_back(uint_field("fwd.vgprs", ATTNSIM_SCHED(fwd.vgprs), 1, 512));
     t.push_back(uint_field("fwd.lds_bytes", ATTNSIM_SCHED(fwd.lds_bytes), 0, 1 << 24));
+    t.push_back(uint_field("fwd.lds_carveout", ATTNSIM_SCHED(fwd.lds_carveout), 0, 1 << 24));
     t.push_back(uint_field("bwd.block_m", ATTNSIM_SCHED(bwd.block_m), 1, 4096));
     t.push_back(uint_field("bwd.block_m_masked", ATTNSIM_SCHED(bwd.block_m_masked), 0, 4096));
     t.push_back(uint_field("bwd.block_n", ATTNSIM_SCHED(bwd.block_n), 1, 4096));
@@ -227,6 +228,7 @@ const std::vector<Field>& fields() {
     t.push_back(text_field("bwd.mfma", ATTNSIM_SCHED(bwd.mfma)));
     t.push_back(uint_field("bwd.vgprs", ATTNSIM_SCHED(bwd.vgprs), 1, 512));
     t.push_back(uint_field("bwd.lds_bytes", ATTNSIM_SCHED(bwd.lds_bytes), 0, 1 << 24));
+    t.push_back(uint_field("bwd.lds_carveout", ATTNSIM_SCHED(bwd.lds_carveout), 0, 1 << 24));
     density_fields(t, "fwd.loop", [](auto& k) -> auto& { return k.fwd.loop; });
     density_fields(t, "bwd.loop", [](auto& k) -> auto& { return k.bwd.loop; });
     density_fields(t, "bwd.dq_loop", [](auto& k) -> auto& { return k.bwd.dq_loop; });

@@ -99,6 +99,10 @@ struct FwdSchedule {
   std::string mfma;             // matrix instruction name, as in the arch config
   std::uint32_t vgprs = 0;      // per wave (arch + acc)
   std::uint32_t lds_bytes = 0;  // per workgroup
+  // On a GPU whose L1 shares the LDS's array (l1.carveouts): the shared-memory carve-out the driver
+  // chose for the kernel, as a profiler reported it (ncu launch__shared_mem_config_size); 0: the
+  // smallest that holds the resident workgroups (docs/model.md, **L1 carve-out**). Unused elsewhere.
+  std::uint32_t lds_carveout = 0;
   LoopDensity loop;
   FixedMix prologue, epilogue;
   // The shapes its code objects cover (a precompiled kernel); empty: any head dimension and dtype
@@ -139,6 +143,7 @@ struct BwdSchedule {
   std::uint32_t atomic_requests_per_sector = 1;
   std::string mfma;
   std::uint32_t vgprs = 0, lds_bytes = 0;
+  std::uint32_t lds_carveout = 0;  // of the main (and two-pass dQ) kernel, as FwdSchedule's
   LoopDensity loop, dq_loop;
   FixedMix prologue, epilogue, preprocess, convert;
   std::vector<CodeObjectShape> shapes;  // as FwdSchedule::shapes, for the main kernel

@@ -1,0 +1,142 @@
+// An L1 that shares one array with the LDS (NVIDIA's unified L1/shared memory, l1.carveouts): each
+// kernel's L1 is what its shared-memory carve-out leaves, the carve-out the smallest that holds its
+// resident workgroups (with the driver's reserve per workgroup) or the one a measured launch
+// recorded. Hand calculations, the H200's recorded carve-outs (H200-REF, ncu
+// launch__shared_mem_config_size), the L1's capacity in the exact tags, and config errors.
+#include <doctest/doctest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+#include "config_fixture.h"
+#include "sim/l1_cache.h"
+#include "sim/occupancy.h"
+#include "workload_fixture.h"
+
+using namespace attnsim;
+using namespace attnsim::sim;
+
+namespace {
+constexpr std::uint64_t kKiB = 1024;
+
+Occupancy split(const arch::GpuSpec& g, std::uint32_t waves, std::uint32_t vgprs, std::uint32_t lds,
+                std::uint64_t recorded = 0) {
+  Occupancy o = occupancy(g, waves, vgprs, lds);
+  split_l1(g, lds, recorded, o);
+  return o;
+}
+}  // namespace
+
+TEST_CASE("the H200 L1 is what the kernel's carve-out leaves of the 256 KiB array") {
+  const arch::GpuSpec& h = test::gpu("h200");
+  REQUIRE(h.l1.carveouts.size() == 10);
+  CHECK(h.l1.size.value + h.cu.lds_size.value == 256 * kKiB);
+  // The validation forward (4 warps, 167 registers -> 168, 58,112 B of shared memory): 512
+  // registers per lane per sub-partition / 168 = 3 workgroups; 3 x (58,112 + 1,024) = 177,408 B,
+  // above 164 KiB (167,936), within 196 KiB (200,704): the carve-out ncu recorded for it.
+  const Occupancy fwd = split(h, 4, 167, 58112);
+  CHECK(fwd.workgroups_per_cu == 3);
+  CHECK(fwd.lds_carveout == 200704);
+  CHECK(fwd.l1_bytes == 256 * kKiB - 200704);  // 60 KiB
+  // The validation backward (255 registers -> 256: 2 workgroups of 41,216 + 1,024 B = 84,480 B):
+  // the rule gives 100 KiB (an L1 of 156 KiB), where the driver chose 132 KiB (124 KiB of L1).
+  const Occupancy bwd = split(h, 4, 255, 41216);
+  CHECK(bwd.workgroups_per_cu == 2);
+  CHECK(bwd.lds_carveout == 100 * kKiB);
+  CHECK(bwd.l1_bytes == 156 * kKiB);
+  const Occupancy recorded = split(h, 4, 255, 41216, 132 * kKiB);
+  CHECK(recorded.lds_carveout == 132 * kKiB);
+  CHECK(recorded.l1_bytes == 124 * kKiB);
+  // A recorded carve-out must be one of the list and hold the resident workgroups.
+  CHECK_THROWS_AS(split(h, 4, 255, 41216, 120 * kKiB), std::invalid_argument);
+  CHECK_THROWS_AS(split(h, 4, 255, 41216, 64 * kKiB), std::invalid_argument);
+}
+
+TEST_CASE("the driver's reserve per workgroup counts in the LDS occupancy on NVIDIA and nothing on AMD") {
+  const arch::GpuSpec& h = test::gpu("h200");
+  CHECK(h.l1.carveout_reserve.value == kKiB);
+  // Two workgroups of 113 KiB need 2 x 114 = 228 KiB: they fit; of 114 KiB, 2 x 115 KiB do not.
+  CHECK(occupancy(h, 4, 32, 113 * kKiB).workgroups_per_cu == 2);
+  const Occupancy one = occupancy(h, 4, 32, 114 * kKiB);
+  CHECK(one.workgroups_per_cu == 1);
+  CHECK(one.limited_by == "lds");
+  // MI300X: its LDS is apart from its L1 (no carve-outs): 64 KiB of LDS hold two of 32 KiB.
+  const arch::GpuSpec& m = test::gpu("mi300x");
+  CHECK(m.l1.carveouts.empty());
+  const Occupancy amd = split(m, 4, 64, 32 * kKiB);
+  CHECK(amd.workgroups_per_cu == 2);
+  CHECK(amd.lds_carveout == 0);
+  CHECK(amd.l1_bytes == m.l1.size.value);
+}
+
+TEST_CASE("a resized exact L1 holds as many lines as its sets and ways") {
+  // H200 L1: 4 ways of 128 B lines, modulo sets. 28 KiB = 56 sets (224 lines); 60 KiB = 120 sets
+  // (480 lines). Reading 480 consecutive lines twice: the second pass hits every line at 60 KiB
+  // (each set holds its 4) and none at 28 KiB (each set cycles through 8 or 9 lines in LRU order).
+  const arch::GpuSpec& h = test::gpu("h200");
+  L1Caches l1(h, false);
+  const auto second_pass_hits = [&] {
+    for (std::uint64_t i = 0; i < 480; ++i) l1.read(0, i * 128, 0, 128);
+    std::uint32_t hits = 0;
+    for (std::uint64_t i = 0; i < 480; ++i) hits += l1.read(0, i * 128, 0, 128) ? 1 : 0;
+    return hits;
+  };
+  CHECK(l1.size_bytes() == 28 * kKiB);
+  CHECK(second_pass_hits() == 0);
+  l1.resize(60 * kKiB);
+  CHECK(l1.size_bytes() == 60 * kKiB);
+  CHECK(second_pass_hits() == 480);
+  l1.resize(60 * kKiB);  // the same size: emptied all the same
+  CHECK(!l1.read(0, 0, 0, 128));
+}
+
+TEST_CASE("a kernel runs with the L1 its carve-out leaves: fewer L2 reads with a larger one") {
+  // The validation forward at B=1, 16 heads, N=4096, d=128 (dense): every workgroup of a head reads
+  // the same K and V; with the recorded 196 KiB carve-out its L1 is 60 KiB, with 228 KiB (which
+  // also holds its three workgroups) 28 KiB, and the larger L1 serves more of K and V.
+  const std::string run = "run --json --arch h200 --direction fwd --batch 1 --heads 16:16 --seqlen 4096 --head-dim 128 "
+                          "--no-causal --approximate --kernel ref-cuda";
+  const auto recorded = test::run_attnsim(run, false);
+  const auto largest = test::run_attnsim(run + ",fwd.lds_carveout=233472", false);
+  REQUIRE(recorded.exit_code == 0);
+  REQUIRE(largest.exit_code == 0);
+  const auto a = nlohmann::json::parse(recorded.out)["kernels"][0];
+  const auto b = nlohmann::json::parse(largest.out)["kernels"][0];
+  CHECK(a["occupancy"]["l1_bytes"] == 60 * kKiB);
+  CHECK(a["occupancy"]["lds_carveout_bytes"] == 200704);
+  CHECK(b["occupancy"]["l1_bytes"] == 28 * kKiB);
+  const auto l2_reads = [](const nlohmann::json& k) {
+    return k["counters"]["lts__t_sectors_srcunit_tex_op_read.sum"].get<double>();
+  };
+  CHECK(l2_reads(a) < l2_reads(b));
+  CHECK(a["counters"]["l1_read_hit_rate"].get<double>() > b["counters"]["l1_read_hit_rate"].get<double>());
+}
+
+TEST_CASE("carve-outs are checked: the largest is the LDS and they increase and leave whole sets and a recorded one is listed") {
+  const std::string text = test::shipped_config_text("h200");
+  CHECK(test::load_error(text, {"l1.carveouts=[\"0KiB\", \"100KiB\"]"}).find(
+            "key 'l1.carveouts': the largest carve-out, 100 KiB, must be cu.lds_size = 228 KiB") != std::string::npos);
+  CHECK(test::load_error(text, {"l1.carveouts=[\"8KiB\", \"0KiB\", \"228KiB\"]"}).find("(not increasing)") !=
+        std::string::npos);
+  CHECK(test::load_error(text, {"l1.carveouts=[\"100B\", \"228KiB\"]"}).find("not whole sets") != std::string::npos);
+  CHECK(test::load_error(text, {"l1.carveouts=[]"}).find("key 'l1.carveouts': expected a non-empty array") !=
+        std::string::npos);
+  CHECK(test::load_error(test::shipped_config_text("mi300x"), {"l1.carveout_reserve=1KiB"})
+            .find("needs l1.carveouts") != std::string::npos);
+  const auto bad = test::run_attnsim("run --arch h200 --direction fwd --kernel ref-cuda,fwd.lds_carveout=123456");
+  CHECK(bad.exit_code == 2);
+  CHECK(test::contains(bad.out, "fwd.lds_carveout"));
+  CHECK(test::contains(bad.out, "is not a carve-out of the NVIDIA H200 SXM"));
+  const auto small = test::run_attnsim("run --arch h200 --direction fwd --kernel ref-cuda,fwd.lds_carveout=65536");
+  CHECK(small.exit_code == 2);
+  CHECK(test::contains(small.out, "cannot hold 3 workgroups' shared memory"));
+}
+
+TEST_CASE("attnsim arch show prints the array the L1 shares with the LDS") {
+  const test::CliRun h200 = test::run_attnsim("arch show --arch h200");
+  CHECK(test::contains(h200.out, "L1 + LDS array        256 KiB/CU, L1 28 KiB to 256 KiB per kernel"));
+  CHECK(!test::contains(test::run_attnsim("arch show --arch mi300x").out, "L1 + LDS array"));
+}
