@@ -4,6 +4,7 @@
 // `attnsim validate` must read back).
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -258,6 +259,26 @@ TEST_CASE("the memory probe's bandwidth counts a copy's reads and writes") {
   CHECK_FALSE(attn::parse_options({}).memory_probe);
   CHECK(attn::parse_options({"--l2-probe"}).l2_probe);
   CHECK_FALSE(attn::parse_options({}).l2_probe);
+}
+
+TEST_CASE("the L1 probe's chain is a cycle of lines in address order and its reading finds the last count held") {
+  // 3 lines 256 B apart: 64 words each; line 0's first word points at word 64, line 1's at 128,
+  // line 2's back at 0; every other word 0.
+  const std::vector<std::uint32_t> c = attn::l1_chase_chain(3, 256);
+  REQUIRE(c.size() == 192);
+  CHECK(c[0] == 64);
+  CHECK(c[64] == 128);
+  CHECK(c[128] == 0);
+  CHECK(std::count(c.begin(), c.end(), 0u) == 190);  // all but lines 0's and 1's first words
+  CHECK(attn::l1_chase_chain(1, 128) == std::vector<std::uint32_t>(32, 0));  // one line: its own
+  // Hits at about 33 clocks per step, misses at about 260 (an H200's L1 and L2 chase latencies):
+  // served up to 4 lines; a count after the first miss is not looked at.
+  CHECK(attn::largest_l1_held({2, 3, 4, 5, 6, 8}, {33, 34, 33, 180, 262, 40}) == 4);
+  CHECK(attn::largest_l1_held({2, 3, 4}, {33, 49, 50}) == 3);  // 1.5 x 33 = 49.5: 49 held, 50 not
+  CHECK(attn::largest_l1_held({64, 128}, {40, 41}) == 128);
+  CHECK(attn::largest_l1_held({}, {}) == 0);
+  CHECK(attn::parse_options({"--l1-probe"}).l1_probe);
+  CHECK_FALSE(attn::parse_options({}).l1_probe);
 }
 
 TEST_CASE("the placement probe's summary tells breadth-first from depth-first placement") {

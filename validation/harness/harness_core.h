@@ -38,6 +38,7 @@ struct Options {
   bool matrix_rate_probe = false; // run the matrix rate probe instead (matrix_rate_probe.h)
   bool memory_probe = false;      // run the memory probe instead (memory_probe.h)
   bool l2_probe = false;          // run the L2 probe instead (read streams and cold writes across the L2's capacity)
+  bool l1_probe = false;          // run the L1 probe instead (chases of lines at strides: the L1's ways, sets and capacity)
   int placement_probe_lds = -1;   // >= 0: run the placement probe with this much dynamic LDS per workgroup (placement_probe.h)
 };
 
@@ -49,6 +50,32 @@ inline std::int64_t largest_run_ahead(const std::vector<std::uint32_t>& ticket) 
   std::int64_t ahead = 0;
   for (std::size_t wg = 0; wg < ticket.size(); ++wg) ahead = std::max(ahead, static_cast<std::int64_t>(wg) - static_cast<std::int64_t>(ticket[wg]));
   return ahead;
+}
+
+// The L1 probe's chain (kernels/l1_probe.h): `count` lines `stride` bytes apart in a buffer of
+// count x stride bytes, as 32-bit words; the first word of line k holds the word index of line
+// k + 1's (the last line's, line 0's), every other word 0: a cycle the chase walks in address order.
+// Contract: count >= 1, stride a positive multiple of 4.
+inline std::vector<std::uint32_t> l1_chase_chain(std::uint32_t count, std::uint32_t stride) {
+  const std::uint32_t words = stride / 4;
+  std::vector<std::uint32_t> chain(static_cast<std::size_t>(count) * words, 0);
+  for (std::uint32_t k = 0; k < count; ++k) chain[static_cast<std::size_t>(k) * words] = ((k + 1) % count) * words;
+  return chain;
+}
+
+// The largest line count whose chase the L1 still served, from the clocks per step of chains of
+// increasing counts (`counts`, same stride): a chase is served when its clocks per step are within
+// 1.5 times the fewest seen (the L1 hit latency; an L2 hit is several times it). 0 when the first
+// already missed (no count served). Contract: counts and clocks_per_step of equal size.
+inline std::uint32_t largest_l1_held(const std::vector<std::uint32_t>& counts, const std::vector<double>& clocks_per_step) {
+  if (counts.empty()) return 0;
+  const double hit = *std::min_element(clocks_per_step.begin(), clocks_per_step.end());
+  std::uint32_t held = 0;
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    if (clocks_per_step[i] > 1.5 * hit) break;
+    held = counts[i];
+  }
+  return held;
 }
 
 // The placement probe's summary of the workgroups `0 .. first_wave - 1` (those that start together):
@@ -146,6 +173,8 @@ inline const char* kUsage =
     "       attnsim_gpu --memory-probe   (stream read, write and copy bandwidth of the whole GPU)\n"
     "       attnsim_gpu --l2-probe   (read streams over 8-64 MiB sets and one write of 8-48 MiB: what the L2\n"
     "                    keeps, and with ncu what its partitions exchange)\n"
+    "       attnsim_gpu --l1-probe   (chases of 2-64 lines 256 B-64 KiB apart and of 8-256 KiB in a row: the\n"
+    "                    L1's ways, set index and capacity beside 0 and 195 KiB of shared memory)\n"
     "       attnsim_gpu --placement-probe LDS_BYTES|fwd|bwd   (which compute unit each workgroup of 128 threads\n"
     "                    runs on, each with that much LDS: fwd and bwd are the d = 128 kernels' own)\n"
     "Runs the validation kernels on random inputs, checks them against the CPU reference, times\n"
@@ -197,6 +226,8 @@ inline Options parse_options(const std::vector<std::string>& args) {
       o.memory_probe = true;
     } else if (a == "--l2-probe") {
       o.l2_probe = true;
+    } else if (a == "--l1-probe") {
+      o.l1_probe = true;
     } else if (a == "--placement-probe") {
       // LDS bytes, or the d = 128 forward's or backward's own (attention_tiling.h).
       const std::string v = value();

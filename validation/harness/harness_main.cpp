@@ -16,6 +16,7 @@
 #include "../kernels/attention_kernels.h"
 #include "../kernels/cpu_reference.h"
 #include "../kernels/dispatch_probe.h"
+#include "../kernels/l1_probe.h"
 #include "../kernels/matrix_rate_probe.h"
 #include "../kernels/memory_probe.h"
 #include "../kernels/placement_probe.h"
@@ -501,6 +502,64 @@ int run_l2_probe(const std::string& gpu, const std::string& arch) {
   return kExitOk;
 }
 
+// The L1 probe (kernels/l1_probe.h): one thread chases cycles of lines through the L1 of one compute
+// unit. Per stride, chains of 2 to 64 lines: the largest count the L1 still serves is its ways where
+// the stride maps every line to one set (a modulo index at strides that are multiples of sets x
+// line), more where a hash spreads them. Then chains of 8-256 KiB in a row (128 B apart): the
+// capacity, beside no shared memory and beside 195 KiB of it (on NVIDIA, the d = 128 forward's
+// carve-out of 196 KB; attnsim models the L1 as what the carve-out leaves of the 256 KiB array).
+int run_l1_probe(const std::string& gpu) {
+  gpuDeviceProp prop;
+  GPU_CHECK(gpuGetDeviceProperties(&prop, 0));
+#if defined(ATTN_GPU_NVIDIA)
+  const std::size_t lds_limit = prop.sharedMemPerBlockOptin;
+#else
+  const std::size_t lds_limit = prop.sharedMemPerBlock;
+#endif
+  constexpr std::uint32_t kLaps = 4;  // laps of the cycle per pass (at least 256 steps)
+  const std::vector<std::uint32_t> strides{256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536};
+  const std::vector<std::uint32_t> counts{2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 48, 64};
+  const std::vector<std::uint32_t> rows{64, 128, 192, 224, 256, 384, 448, 480, 512, 768, 1024, 1536, 1792, 2048};
+  DeviceArray<std::uint32_t> chain((std::size_t{65536} * 64) / 4), sink(1);
+  DeviceArray<unsigned long long> cycles(1);
+  allow_lds(l1_chase_kernel, static_cast<int>(lds_limit));
+  // Clocks per step of a chase of `count` lines `stride` apart beside `lds` bytes of shared memory.
+  const auto chase = [&](std::uint32_t count, std::uint32_t stride, std::size_t lds) {
+    std::vector<std::uint32_t> words = l1_chase_chain(count, stride);
+    words.resize(chain.n, 0);
+    chain.upload(words);
+    const std::uint32_t steps = std::max<std::uint32_t>(256, kLaps * count);
+    launch_and_wait([&] { l1_chase_kernel<<<1, kWaveLanes, lds>>>(chain.ptr, 0, steps, cycles.ptr, sink.ptr); });
+    return static_cast<double>(cycles.download()[0]) / steps;
+  };
+  std::printf("L1 probe on %s: one thread chases a cycle of lines; clocks per step of the second lap\n", gpu.c_str());
+  for (const std::uint32_t stride : strides) {
+    std::vector<double> clocks;
+    std::printf("stride %5u B:", stride);
+    for (const std::uint32_t n : counts) {
+      clocks.push_back(chase(n, stride, 0));
+      std::printf(" %u:%.0f", n, clocks.back());
+    }
+    std::printf("  -> L1 held up to %u lines\n", largest_l1_held(counts, clocks));
+  }
+  for (const std::size_t lds : {std::size_t{0}, std::size_t{195} << 10}) {
+    if (lds > lds_limit) {
+      std::printf("capacity beside %zu B of shared memory: skipped (the limit per workgroup is %zu B)\n", lds, lds_limit);
+      continue;
+    }
+    std::vector<double> clocks;
+    std::printf("capacity beside %6zu B of shared memory, lines 128 B apart:", lds);
+    for (const std::uint32_t n : rows) {
+      clocks.push_back(chase(n, 128, lds));
+      std::printf(" %u:%.0f", n, clocks.back());
+    }
+    std::printf("  -> L1 held up to %u lines (%u KiB)\n", largest_l1_held(rows, clocks), largest_l1_held(rows, clocks) / 8);
+  }
+  std::printf("read: attnsim's H100/H200 L1 is 4 ways with modulo sets (an estimate): a stride of sets x 128 B holds 4 "
+              "lines; the capacity is what the carve-out leaves (256 and 60 KiB here).\n");
+  return kExitOk;
+}
+
 // The placement probe (kernels/placement_probe.h): four waves of 128-thread workgroups that each ask
 // for `lds` bytes of dynamic LDS (so as many fit per compute unit as with a kernel of that size:
 // 58112 is the d=128 forward's), each spinning about 100 us so that the first wave starts together.
@@ -555,6 +614,7 @@ int main_checked(const Options& o) {
   if (o.matrix_rate_probe) return run_matrix_rate_probe(gpu);
   if (o.memory_probe) return run_memory_probe(gpu, arch);
   if (o.l2_probe) return run_l2_probe(gpu, arch);
+  if (o.l1_probe) return run_l1_probe(gpu);
   if (o.placement_probe_lds >= 0) return run_placement_probe(gpu, o.placement_probe_lds);
   const std::string cond = conditions(o, gpu);
   std::string rows;

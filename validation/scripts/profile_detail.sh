@@ -3,7 +3,7 @@
 # about two minutes: the kernels' machine code and resource use, every raw Nsight Compute metric of
 # one forward and one backward run at each head dim (the instruction mix, occupancy, L1 and L2
 # behaviour), the memory probe's DRAM bytes with the caches as the timed launches leave them, and
-# the dispatch and memory probes' own output.
+# the dispatch, memory, L2 and L1 probes' own output.
 #
 # Usage: validation/scripts/profile_detail.sh OUTDIR
 # Writes OUTDIR/{ref_kernels.sass, ncu_raw.csv, memory_probe_ncu.csv, l2_probe_ncu.csv, detail.log}.
@@ -56,6 +56,8 @@ ncu --clock-control none --cache-control all --csv --print-units base -k regex:m
   "$bin" --memory-probe
   echo "== L2 probe"
   "$bin" --l2-probe
+  echo "== L1 probe (ways, set index and capacity beside 0 and 195 KiB of shared memory)"
+  "$bin" --l1-probe
   echo "== dispatch probe"
   "$bin" --dispatch-probe
   echo "== $(date -u) done"
