@@ -1,6 +1,7 @@
 // The immutable description of a GPU: what the hardware is, with no notion of attention or time.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <cstdint>
@@ -248,6 +249,12 @@ struct GpuSpec {
   std::uint32_t l2_instance_of(std::uint32_t xcd, std::uint32_t cu = 0) const {
     return l2.scope == L2Scope::per_xcd ? xcd : cu % l2.partitions;
   }
+  // An L1 shared with the LDS (l1.carveouts): whether `bytes` is one of its carve-outs, and the L1
+  // a carve-out leaves of the array (l1.size + cu.lds_size less it).
+  bool is_l1_carveout(std::uint64_t bytes) const {
+    return std::any_of(l1.carveouts.begin(), l1.carveouts.end(), [&](const Bytes& c) { return c.value == bytes; });
+  }
+  std::uint64_t l1_left_by(std::uint64_t carveout) const { return l1.size.value + cu.lds_size.value - carveout; }
 };
 
 inline constexpr int kSchemaVersion = 1;

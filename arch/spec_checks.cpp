@@ -38,7 +38,7 @@ class Checker {
             "the largest carve-out, " + format(l1.carveouts.back()) + ", must be cu.lds_size = " + format(s_.cu.lds_size));
     const std::uint64_t set_bytes = std::uint64_t{l1.ways} * l1.line.value;
     for (const Bytes& c : l1.carveouts) {
-      const std::uint64_t left = l1.size.value + s_.cu.lds_size.value - c.value;
+      const std::uint64_t left = s_.l1_left_by(c.value);
       require(left % set_bytes == 0, {"l1.carveouts", "l1.ways", "l1.line"},
               "a carve-out of " + format(c) + " leaves an L1 of " + format(Bytes{left}) +
                   ", not whole sets of l1.ways x l1.line = " + format(Bytes{set_bytes}));

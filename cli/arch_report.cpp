@@ -135,9 +135,8 @@ std::string arch_text(const arch::LoadedArch& loaded, const arch::DerivedFigures
   mem.add({"L1", arch::format(s.l1.size) + "/CU", arch::format(s.l1.bandwidth) + "/CU", tbps(d.l1_bandwidth)});
   if (!s.l1.carveouts.empty()) {
     // The array the L1 shares with the LDS: each kernel's L1 is what its carve-out leaves.
-    const arch::Bytes array{s.l1.size.value + s.cu.lds_size.value};
-    mem.add({"L1 + LDS array", arch::format(array) + "/CU, L1 " + arch::format(s.l1.size) + " to " +
-                                   arch::format(arch::Bytes{array.value - s.l1.carveouts.front().value}) + " per kernel"});
+    mem.add({"L1 + LDS array", arch::format(arch::Bytes{s.l1_left_by(0)}) + "/CU, L1 " + arch::format(s.l1.size) + " to " +
+                                   arch::format(arch::Bytes{s.l1_left_by(s.l1.carveouts.front().value)}) + " per kernel"});
   }
   const std::string l2_kind = s.l2.partitions > 1 ? "shared, " + std::to_string(s.l2.partitions) + " partitions"
                                                   : std::string(arch::to_string(s.l2.scope));

@@ -44,8 +44,7 @@ void split_l1(const arch::GpuSpec& gpu, std::uint32_t lds_bytes, std::uint64_t r
   const std::uint64_t need = std::uint64_t{o.workgroups_per_cu} * (lds_bytes + l1.carveout_reserve.value);
   const auto held = [&](std::uint64_t c) { return c >= need; };
   if (recorded != 0) {
-    const bool listed = std::any_of(l1.carveouts.begin(), l1.carveouts.end(), [&](const arch::Bytes& c) { return c.value == recorded; });
-    if (!listed) throw std::invalid_argument(std::to_string(recorded) + " B is not one of the " + gpu.name + "'s l1.carveouts");
+    if (!gpu.is_l1_carveout(recorded)) throw std::invalid_argument(std::to_string(recorded) + " B is not one of the " + gpu.name + "'s l1.carveouts");
     if (!held(recorded)) {
       throw std::invalid_argument(std::to_string(recorded) + " B cannot hold " + std::to_string(o.workgroups_per_cu) +
                                   " workgroups' shared memory (" + std::to_string(need) + " B)");
@@ -55,7 +54,7 @@ void split_l1(const arch::GpuSpec& gpu, std::uint32_t lds_bytes, std::uint64_t r
     const auto it = std::find_if(l1.carveouts.begin(), l1.carveouts.end(), [&](const arch::Bytes& c) { return held(c.value); });
     o.lds_carveout = it == l1.carveouts.end() ? l1.carveouts.back().value : it->value;  // occupancy keeps need <= cu.lds_size
   }
-  o.l1_bytes = l1.size.value + gpu.cu.lds_size.value - o.lds_carveout;
+  o.l1_bytes = gpu.l1_left_by(o.lds_carveout);
 }
 
 }  // namespace attnsim::sim

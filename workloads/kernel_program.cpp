@@ -96,11 +96,9 @@ void check_fits(const arch::GpuSpec& gpu, const KernelProgram& kp, const std::st
                       std::to_string(kp.lds_bytes) + " B of LDS exceed the " + gpu.name + " limit of " +
                           arch::format(gpu.cu.lds_max_per_workgroup) + " per workgroup");
   }
-  const auto& carveouts = gpu.l1.carveouts;
-  if (kp.lds_carveout != 0 && !carveouts.empty() &&
-      std::none_of(carveouts.begin(), carveouts.end(), [&](const arch::Bytes& c) { return c.value == kp.lds_carveout; })) {
+  if (kp.lds_carveout != 0 && !gpu.l1.carveouts.empty() && !gpu.is_l1_carveout(kp.lds_carveout)) {
     std::string list;
-    for (const arch::Bytes& c : carveouts) list += (list.empty() ? "" : ", ") + arch::format(c);
+    for (const arch::Bytes& c : gpu.l1.carveouts) list += (list.empty() ? "" : ", ") + arch::format(c);
     throw ConfigError(where, field + ".lds_carveout",
                       std::to_string(kp.lds_carveout) + " B is not a carve-out of the " + gpu.name + " (l1.carveouts: " + list + ")");
   }

@@ -532,28 +532,28 @@ int run_l1_probe(const std::string& gpu) {
     launch_and_wait([&] { l1_chase_kernel<<<1, kWaveLanes, lds>>>(chain.ptr, 0, steps, cycles.ptr, sink.ptr); });
     return static_cast<double>(cycles.download()[0]) / steps;
   };
-  std::printf("L1 probe on %s: one thread chases a cycle of lines; clocks per step of the second lap\n", gpu.c_str());
-  for (const std::uint32_t stride : strides) {
+  // Chases of each of `ns` lines, printed as count:clocks; returns the largest count the L1 held.
+  const auto sweep = [&](const std::vector<std::uint32_t>& ns, std::uint32_t stride, std::size_t lds) {
     std::vector<double> clocks;
-    std::printf("stride %5u B:", stride);
-    for (const std::uint32_t n : counts) {
-      clocks.push_back(chase(n, stride, 0));
+    for (const std::uint32_t n : ns) {
+      clocks.push_back(chase(n, stride, lds));
       std::printf(" %u:%.0f", n, clocks.back());
     }
-    std::printf("  -> L1 held up to %u lines\n", largest_l1_held(counts, clocks));
+    return largest_l1_held(ns, clocks);
+  };
+  std::printf("L1 probe on %s: one thread chases a cycle of lines; clocks per step of the second lap\n", gpu.c_str());
+  for (const std::uint32_t stride : strides) {
+    std::printf("stride %5u B:", stride);
+    std::printf("  -> L1 held up to %u lines\n", sweep(counts, stride, 0));
   }
   for (const std::size_t lds : {std::size_t{0}, std::size_t{195} << 10}) {
     if (lds > lds_limit) {
       std::printf("capacity beside %zu B of shared memory: skipped (the limit per workgroup is %zu B)\n", lds, lds_limit);
       continue;
     }
-    std::vector<double> clocks;
     std::printf("capacity beside %6zu B of shared memory, lines 128 B apart:", lds);
-    for (const std::uint32_t n : rows) {
-      clocks.push_back(chase(n, 128, lds));
-      std::printf(" %u:%.0f", n, clocks.back());
-    }
-    std::printf("  -> L1 held up to %u lines (%u KiB)\n", largest_l1_held(rows, clocks), largest_l1_held(rows, clocks) / 8);
+    const std::uint32_t held = sweep(rows, 128, lds);
+    std::printf("  -> L1 held up to %u lines (%u KiB)\n", held, held / 8);
   }
   std::printf("read: attnsim's H100/H200 L1 is 4 ways with modulo sets (an estimate): a stride of sets x 128 B holds 4 "
               "lines; the capacity is what the carve-out leaves (256 and 60 KiB here).\n");
