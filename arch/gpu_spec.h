@@ -169,7 +169,8 @@ struct L1Spec : CacheSpec {
   WritePolicy write_policy = WritePolicy::write_through;
   // An L1 that shares one array with the LDS (NVIDIA's unified L1/shared memory): the shared-memory
   // sizes the array can be split into, increasing, the largest cu.lds_size (empty: L1 and LDS apart,
-  // `size` always). A kernel's L1 is then size + cu.lds_size less its carve-out.
+  // `size` always). A kernel's L1 is then size + cu.lds_size less its carve-out, in the sets `ways`
+  // gives at `size` (the ways follow the carve-out).
   std::vector<Bytes> carveouts;
   Bytes carveout_reserve;  // shared memory the driver adds per workgroup (with carveouts)
 };
@@ -255,6 +256,10 @@ struct GpuSpec {
     return std::any_of(l1.carveouts.begin(), l1.carveouts.end(), [&](const Bytes& c) { return c.value == bytes; });
   }
   std::uint64_t l1_left_by(std::uint64_t carveout) const { return l1.size.value + cu.lds_size.value - carveout; }
+  // The L1's sets, fixed by its geometry at l1.size (size / (ways x line)): a carve-out takes ways,
+  // not sets, so an L1 of `bytes` has bytes / (sets x line) ways (docs/model.md, L1 carve-out).
+  std::uint64_t l1_sets() const { return l1.size.value / (std::uint64_t{l1.ways} * l1.line.value); }
+  std::uint64_t l1_ways_at(std::uint64_t bytes) const { return bytes / (l1_sets() * l1.line.value); }
 };
 
 inline constexpr int kSchemaVersion = 1;

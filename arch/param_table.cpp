@@ -524,7 +524,7 @@ std::vector<ParamDecl> build_table() {
 
   t.push_back(quantity("l1.size", ATTNSIM_FIELD(l1.size), 1 * kKiB, 64 * kMiB,
                        "vector L1 per CU (with l1.carveouts: the L1 beside the largest carve-out, cu.lds_size)"));
-  t.push_back(count("l1.ways", ATTNSIM_FIELD(l1.ways), 1, 1024, "L1 associativity"));
+  t.push_back(count("l1.ways", ATTNSIM_FIELD(l1.ways), 1, 1024, "L1 associativity at l1.size (with l1.carveouts the sets stay and the ways follow the carve-out)"));
   t.push_back(quantity("l1.line", ATTNSIM_FIELD(l1.line), 16, 4096, "L1 line size", kPow2));
   t.push_back(quantity("l1.bandwidth", ATTNSIM_FIELD(l1.bandwidth), 1, 65536, "L1 bytes per clock per CU"));
   t.push_back(quantity("l1.latency", ATTNSIM_FIELD(l1.latency), 1, 10000, "load-to-use latency of an L1 hit"));

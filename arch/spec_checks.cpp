@@ -26,7 +26,8 @@ class Checker {
   }
   void require(bool ok, std::string_view key, const std::string& problem) const { require(ok, {key}, problem); }
 
-  // An L1 shared with the LDS: the largest carve-out is the LDS, and every split leaves whole sets.
+  // An L1 shared with the LDS: the largest carve-out is the LDS, and every split leaves whole ways
+  // of the sets l1.size has.
   void l1_carveouts() const {
     const L1Spec& l1 = s_.l1;
     if (l1.carveouts.empty()) {
@@ -36,12 +37,13 @@ class Checker {
     }
     require(l1.carveouts.back().value == s_.cu.lds_size.value, {"l1.carveouts", "cu.lds_size"},
             "the largest carve-out, " + format(l1.carveouts.back()) + ", must be cu.lds_size = " + format(s_.cu.lds_size));
-    const std::uint64_t set_bytes = std::uint64_t{l1.ways} * l1.line.value;
+    const std::uint64_t way_bytes = s_.l1_sets() * l1.line.value;
     for (const Bytes& c : l1.carveouts) {
       const std::uint64_t left = s_.l1_left_by(c.value);
-      require(left % set_bytes == 0, {"l1.carveouts", "l1.ways", "l1.line"},
-              "a carve-out of " + format(c) + " leaves an L1 of " + format(Bytes{left}) +
-                  ", not whole sets of l1.ways x l1.line = " + format(Bytes{set_bytes}));
+      require(left % way_bytes == 0, {"l1.carveouts", "l1.ways", "l1.size", "l1.line"},
+              "a carve-out of " + format(c) + " leaves an L1 of " + format(Bytes{left}) + ", not whole ways of its " +
+                  std::to_string(s_.l1_sets()) + " sets (l1.size / (l1.ways x l1.line)) x l1.line = " +
+                  format(Bytes{way_bytes}));
     }
   }
 

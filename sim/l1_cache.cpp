@@ -33,8 +33,10 @@ void L1Caches::build(std::uint64_t bytes) {
     for (std::uint32_t i = 0; i < cus; ++i) groups_.emplace_back(bytes, max_groups);
     return;
   }
+  // The sets stay those of l1.size; a larger or smaller L1 has more or fewer ways.
+  const auto ways = static_cast<std::uint32_t>(gpu_->l1_ways_at(bytes));
   exact_.reserve(cus);
-  for (std::uint32_t i = 0; i < cus; ++i) exact_.emplace_back(bytes, l1.ways, static_cast<std::uint32_t>(l1.line.value));
+  for (std::uint32_t i = 0; i < cus; ++i) exact_.emplace_back(bytes, ways, static_cast<std::uint32_t>(l1.line.value));
 }
 
 void L1Caches::resize(std::uint64_t bytes) {

@@ -34,8 +34,8 @@ class L1Caches {
   }
   // Drops every line of every L1 (the command processor does so when a kernel starts).
   void invalidate();
-  // Gives every L1 `bytes` of capacity (same ways and line; a whole number of sets), empty. A
-  // kernel's L1 on a GPU whose L1 shares the LDS's array (sim::split_l1).
+  // Gives every L1 `bytes` of capacity (the sets and line of l1.size; a whole number of ways),
+  // empty. A kernel's L1 on a GPU whose L1 shares the LDS's array (sim::split_l1).
   void resize(std::uint64_t bytes);
   std::uint64_t size_bytes() const { return size_; }
   std::uint64_t state_bytes() const;

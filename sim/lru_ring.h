@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
@@ -33,7 +34,7 @@ class LruRing {
     }
     set_div_ = Divisor(sets_);
     tags_.assign(sets_ * ways_, kEmpty);
-    sigs_.assign(sets_ * ways_, signature(kEmpty));
+    sigs_.assign(sets_ * ways_ + kSigPad, signature(kEmpty));
     parts_.assign(sets_ * ways_, 0);
     head_.assign(sets_, 0);
   }
@@ -82,19 +83,23 @@ class LruRing {
 
  private:
   static constexpr std::uint32_t kEmpty = 0xFFFFFFFFu;
-  // A byte of the tag's bits, kept per way beside the tag: a lookup compares 16 ways' bytes at a
-  // time and checks the full tag only where the byte matches (a miss in a 64-way set is 4 compares
-  // instead of 16). Any function works; this one mixes the low bits consecutive lines differ in.
+  // Bytes after the last set's signatures, so that a 16-byte load at any way stays in the vector.
+  static constexpr std::size_t kSigPad = 15;
+  // A byte of the tag's bits, kept per way beside the tag: a lookup of a set of 16 ways or more
+  // compares 16 ways' bytes at a time and checks the full tag only where the byte matches (a miss in
+  // a 64-way set is 4 compares instead of 16). Any function works; this one mixes the low bits consecutive lines differ in.
   static std::uint8_t signature(std::uint32_t tag) { return static_cast<std::uint8_t>(tag ^ (tag >> 8) ^ (tag >> 16) ^ (tag >> 24)); }
 
   // The way holding `tag`, or ways_.
   std::uint32_t find(const std::uint32_t* tags, const std::uint8_t* sigs, std::uint32_t tag) const {
 #if defined(__SSE2__)
-    if (ways_ % 16 == 0) {
+    if (ways_ >= 16) {
       const __m128i key = _mm_set1_epi8(static_cast<char>(signature(tag)));
       for (std::uint32_t k = 0; k < ways_; k += 16) {
         auto m = static_cast<unsigned>(
             _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(sigs + k)), key)));
+        // A last group of fewer than 16 ways read the next set's bytes (or the padding): drop them.
+        if (ways_ - k < 16) m &= (1u << (ways_ - k)) - 1;
         while (m) {
           const std::uint32_t w = k + static_cast<std::uint32_t>(__builtin_ctz(m));
           if (tags[w] == tag) return w;

@@ -26,9 +26,11 @@ TEST_CASE("the L1's recency rings hit exactly as a set-associative LRU cache of 
   // Whole-line reads, a third over 4x the lines the cache holds and the rest over a little more than
   // it holds (reuse at every distance), against SetAssocCache (modulo index, write-through): the
   // same hit or miss each time.
-  // 64 ways: the byte-signature search; 4: the 4-wide tag compare; 6: scalar. Scaled by 1021
-  // (1 mod 4: the same sets), the tags spread over 18 bits and their signature bytes collide.
-  for (const auto& [ways, scale] : {std::pair{64u, 1ull}, std::pair{64u, 1021ull}, std::pair{4u, 1ull}, std::pair{6u, 1ull}}) {
+  // 64 ways: the byte-signature search; 120 and 56 (the H200's at 60 and 28 KiB): the same with a
+  // last group of 8 ways; 4: the 4-wide tag compare; 6: scalar. Scaled by 1021 (1 mod 4: the same
+  // sets), the tags spread over 18 bits and their signature bytes collide.
+  for (const auto& [ways, scale] : {std::pair{64u, 1ull}, std::pair{64u, 1021ull}, std::pair{120u, 1021ull},
+                                    std::pair{56u, 1ull}, std::pair{4u, 1ull}, std::pair{6u, 1ull}}) {
     CAPTURE(ways);
     CAPTURE(scale);
     LruRing ring(ways * 4 * 128, ways, 128);

@@ -72,23 +72,33 @@ TEST_CASE("the driver's reserve per workgroup counts in the LDS occupancy on NVI
   CHECK(amd.l1_bytes == m.l1.size.value);
 }
 
-TEST_CASE("a resized exact L1 holds as many lines as its sets and ways") {
-  // H200 L1: 4 ways of 128 B lines, modulo sets. 28 KiB = 56 sets (224 lines); 60 KiB = 120 sets
-  // (480 lines). Reading 480 consecutive lines twice: the second pass hits every line at 60 KiB
-  // (each set holds its 4) and none at 28 KiB (each set cycles through 8 or 9 lines in LRU order).
+TEST_CASE("a resized exact L1 keeps its sets and holds as many lines as its ways") {
+  // H200 L1: 4 sets of 128 B lines (ACCEL-SIM), modulo set index; l1.size 28 KiB = 56 ways (224
+  // lines), 60 KiB = 120 ways (480 lines). Reading n lines `stride` lines apart twice in the same
+  // order: the second pass hits every line when each set holds all of its lines and none when a set
+  // has more lines than ways (each evicts the one it needs next, in LRU order).
   const arch::GpuSpec& h = test::gpu("h200");
+  CHECK(h.l1_sets() == 4);
+  CHECK(h.l1_ways_at(60 * kKiB) == 120);
   L1Caches l1(h, false);
-  const auto second_pass_hits = [&] {
-    for (std::uint64_t i = 0; i < 480; ++i) l1.read(0, i * 128, 0, 128);
+  const auto second_pass_hits = [&](std::uint64_t n, std::uint64_t stride) {
+    l1.invalidate();
+    for (std::uint64_t i = 0; i < n; ++i) l1.read(0, i * stride * 128, 0, 128);
     std::uint32_t hits = 0;
-    for (std::uint64_t i = 0; i < 480; ++i) hits += l1.read(0, i * 128, 0, 128) ? 1 : 0;
+    for (std::uint64_t i = 0; i < n; ++i) hits += l1.read(0, i * stride * 128, 0, 128) ? 1 : 0;
     return hits;
   };
   CHECK(l1.size_bytes() == 28 * kKiB);
-  CHECK(second_pass_hits() == 0);
+  CHECK(second_pass_hits(224, 1) == 224);  // 56 lines per set
+  CHECK(second_pass_hits(480, 1) == 0);    // 120 lines per set
   l1.resize(60 * kKiB);
   CHECK(l1.size_bytes() == 60 * kKiB);
-  CHECK(second_pass_hits() == 480);
+  CHECK(second_pass_hits(480, 1) == 480);
+  // Rows 4 KiB apart (32 lines: set 0 every time), as K's and V's rows of 16 heads of d = 128:
+  // 120 of them fit the one set's 120 ways, 121 do not. (With 4 ways in 120 sets, the geometry
+  // before ACCEL-SIM, these rows fell in 15 sets and 60 of them fitted.)
+  CHECK(second_pass_hits(120, 32) == 120);
+  CHECK(second_pass_hits(121, 32) == 0);
   l1.resize(60 * kKiB);  // the same size: emptied all the same
   CHECK(!l1.read(0, 0, 0, 128));
 }
@@ -115,13 +125,13 @@ TEST_CASE("a kernel runs with the L1 its carve-out leaves: fewer L2 reads with a
   CHECK(a["counters"]["l1_read_hit_rate"].get<double>() > b["counters"]["l1_read_hit_rate"].get<double>());
 }
 
-TEST_CASE("carve-outs are checked: the largest is the LDS and they increase and leave whole sets and a recorded one is listed") {
+TEST_CASE("carve-outs are checked: the largest is the LDS and they increase and leave whole ways and a recorded one is listed") {
   const std::string text = test::shipped_config_text("h200");
   CHECK(test::load_error(text, {"l1.carveouts=[\"0KiB\", \"100KiB\"]"}).find(
             "key 'l1.carveouts': the largest carve-out, 100 KiB, must be cu.lds_size = 228 KiB") != std::string::npos);
   CHECK(test::load_error(text, {"l1.carveouts=[\"8KiB\", \"0KiB\", \"228KiB\"]"}).find("(not increasing)") !=
         std::string::npos);
-  CHECK(test::load_error(text, {"l1.carveouts=[\"100B\", \"228KiB\"]"}).find("not whole sets") != std::string::npos);
+  CHECK(test::load_error(text, {"l1.carveouts=[\"100B\", \"228KiB\"]"}).find("not whole ways of its 4 sets") != std::string::npos);
   CHECK(test::load_error(text, {"l1.carveouts=[]"}).find("key 'l1.carveouts': expected a non-empty array") !=
         std::string::npos);
   CHECK(test::load_error(test::shipped_config_text("mi300x"), {"l1.carveout_reserve=1KiB"})

@@ -277,6 +277,15 @@ TEST_CASE("the L1 probe's chain is a cycle of lines in address order and its rea
   CHECK(attn::largest_l1_held({2, 3, 4}, {33, 49, 50}) == 3);  // 1.5 x 33 = 49.5: 49 held, 50 not
   CHECK(attn::largest_l1_held({64, 128}, {40, 41}) == 128);
   CHECK(attn::largest_l1_held({}, {}) == 0);
+  // The counts chased per stride stop where the chain would span more than the 8 MiB limit: at
+  // 4 KiB every count to 2048 (8 MiB exactly: past a 4-set L1's 496 ways of one set), at 64 KiB
+  // up to 128, at 8 MiB none.
+  const std::vector<std::uint32_t> at4k = attn::l1_probe_counts(4096, 8u << 20);
+  CHECK(at4k.front() == 2);
+  CHECK(at4k.back() == 2048);
+  CHECK(std::is_sorted(at4k.begin(), at4k.end()));
+  CHECK(attn::l1_probe_counts(65536, 8u << 20).back() == 128);
+  CHECK(attn::l1_probe_counts(8u << 20, 8u << 20).empty());
   CHECK(attn::parse_options({"--l1-probe"}).l1_probe);
   CHECK_FALSE(attn::parse_options({}).l1_probe);
 }

@@ -63,6 +63,20 @@ inline std::vector<std::uint32_t> l1_chase_chain(std::uint32_t count, std::uint3
   return chain;
 }
 
+// The line counts the L1 probe chases at `stride`: 2 to 2048, those whose lines span at most `span`
+// bytes (count x stride; a larger span would add TLB misses to the L2's latency). Up to 2048 lines
+// (256 KiB of 128 B lines, an H200 SM's whole L1 + shared array), so that a stride whose lines all
+// fall in one set shows that set's ways even where a set holds hundreds (attnsim's H100/H200 L1:
+// 4 sets, ACCEL-SIM). Contract: stride > 0; increasing; empty when even 2 lines exceed the span.
+inline std::vector<std::uint32_t> l1_probe_counts(std::uint32_t stride, std::uint64_t span) {
+  std::vector<std::uint32_t> counts;
+  for (const std::uint32_t n : {2u, 3u, 4u, 5u, 6u, 8u, 12u, 16u, 24u, 32u, 48u, 64u, 96u, 128u, 192u, 256u, 384u, 448u,
+                                480u, 512u, 768u, 1024u, 1536u, 2048u}) {
+    if (std::uint64_t{n} * stride <= span) counts.push_back(n);
+  }
+  return counts;
+}
+
 // The largest line count whose chase the L1 still served, from the clocks per step of chains of
 // increasing counts (`counts`, same stride): a chase is served when its clocks per step are within
 // 1.5 times the fewest seen (the L1 hit latency; an L2 hit is several times it). 0 when the first

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -54,7 +55,11 @@ struct DeviceArray {
   ~DeviceArray() { (void)gpuFree(ptr); }
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
-  void upload(const std::vector<T>& h) { GPU_CHECK(gpuMemcpy(ptr, h.data(), n * sizeof(T), gpuMemcpyHostToDevice)); }
+  // Copies `h` into the first h.size() elements (all of them but for the L1 probe's chains).
+  void upload(const std::vector<T>& h) {
+    if (h.size() > n) throw std::length_error("DeviceArray::upload: more elements than the array holds");
+    GPU_CHECK(gpuMemcpy(ptr, h.data(), h.size() * sizeof(T), gpuMemcpyHostToDevice));
+  }
   std::vector<T> download() const {
     std::vector<T> h(n);
     GPU_CHECK(gpuMemcpy(h.data(), ptr, n * sizeof(T), gpuMemcpyDeviceToHost));
@@ -503,11 +508,13 @@ int run_l2_probe(const std::string& gpu, const std::string& arch) {
 }
 
 // The L1 probe (kernels/l1_probe.h): one thread chases cycles of lines through the L1 of one compute
-// unit. Per stride, chains of 2 to 64 lines: the largest count the L1 still serves is its ways where
-// the stride maps every line to one set (a modulo index at strides that are multiples of sets x
-// line), more where a hash spreads them. Then chains of 8-256 KiB in a row (128 B apart): the
-// capacity, beside no shared memory and beside 195 KiB of it (on NVIDIA, the d = 128 forward's
-// carve-out of 196 KB; attnsim models the L1 as what the carve-out leaves of the 256 KiB array).
+// unit. Per stride, chains of 2 to 2048 lines spanning at most 8 MiB: the largest count the L1 still
+// serves is the ways of one set where the stride maps every line to it (a modulo index at strides
+// that are multiples of sets x line), more where a hash spreads them; beside no shared memory and
+// beside 195 KiB of it (on NVIDIA the ways a carve-out leaves, if it takes ways). Then chains of
+// 8-256 KiB in a row (128 B apart): the capacity, beside the same two (on NVIDIA, 195 KiB gets the
+// d = 128 forward's carve-out of 196 KB; attnsim models the L1 as what the carve-out leaves of the
+// 256 KiB array).
 int run_l1_probe(const std::string& gpu) {
   gpuDeviceProp prop;
   GPU_CHECK(gpuGetDeviceProperties(&prop, 0));
@@ -516,18 +523,16 @@ int run_l1_probe(const std::string& gpu) {
 #else
   const std::size_t lds_limit = prop.sharedMemPerBlock;
 #endif
-  constexpr std::uint32_t kLaps = 4;  // laps of the cycle per pass (at least 256 steps)
+  constexpr std::uint32_t kLaps = 4;                  // laps of the cycle per pass (at least 256 steps)
+  constexpr std::uint64_t kSpan = std::uint64_t{8} << 20;  // the most bytes a chain spans
   const std::vector<std::uint32_t> strides{256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536};
-  const std::vector<std::uint32_t> counts{2, 3, 4, 5, 6, 8, 12, 16, 24, 32, 48, 64};
   const std::vector<std::uint32_t> rows{64, 128, 192, 224, 256, 384, 448, 480, 512, 768, 1024, 1536, 1792, 2048};
-  DeviceArray<std::uint32_t> chain((std::size_t{65536} * 64) / 4), sink(1);
+  DeviceArray<std::uint32_t> chain(kSpan / 4), sink(1);
   DeviceArray<unsigned long long> cycles(1);
   allow_lds(l1_chase_kernel, static_cast<int>(lds_limit));
   // Clocks per step of a chase of `count` lines `stride` apart beside `lds` bytes of shared memory.
   const auto chase = [&](std::uint32_t count, std::uint32_t stride, std::size_t lds) {
-    std::vector<std::uint32_t> words = l1_chase_chain(count, stride);
-    words.resize(chain.n, 0);
-    chain.upload(words);
+    chain.upload(l1_chase_chain(count, stride));
     const std::uint32_t steps = std::max<std::uint32_t>(256, kLaps * count);
     launch_and_wait([&] { l1_chase_kernel<<<1, kWaveLanes, lds>>>(chain.ptr, 0, steps, cycles.ptr, sink.ptr); });
     return static_cast<double>(cycles.download()[0]) / steps;
@@ -542,21 +547,23 @@ int run_l1_probe(const std::string& gpu) {
     return largest_l1_held(ns, clocks);
   };
   std::printf("L1 probe on %s: one thread chases a cycle of lines; clocks per step of the second lap\n", gpu.c_str());
-  for (const std::uint32_t stride : strides) {
-    std::printf("stride %5u B:", stride);
-    std::printf("  -> L1 held up to %u lines\n", sweep(counts, stride, 0));
-  }
   for (const std::size_t lds : {std::size_t{0}, std::size_t{195} << 10}) {
     if (lds > lds_limit) {
-      std::printf("capacity beside %zu B of shared memory: skipped (the limit per workgroup is %zu B)\n", lds, lds_limit);
+      std::printf("beside %zu B of shared memory: skipped (the limit per workgroup is %zu B)\n", lds, lds_limit);
       continue;
+    }
+    for (const std::uint32_t stride : strides) {
+      std::printf("beside %6zu B of shared memory, stride %5u B:", lds, stride);
+      std::printf("  -> L1 held up to %u lines\n", sweep(l1_probe_counts(stride, kSpan), stride, lds));
     }
     std::printf("capacity beside %6zu B of shared memory, lines 128 B apart:", lds);
     const std::uint32_t held = sweep(rows, 128, lds);
     std::printf("  -> L1 held up to %u lines (%u KiB)\n", held, held / 8);
   }
-  std::printf("read: attnsim's H100/H200 L1 is 4 ways with modulo sets (an estimate): a stride of sets x 128 B holds 4 "
-              "lines; the capacity is what the carve-out leaves (256 and 60 KiB here).\n");
+  std::printf("read: attnsim's H100/H200 L1 has 4 sets, modulo-indexed (ACCEL-SIM), and the ways its carve-out leaves: at "
+              "strides of 512 B and more every line falls in one set, which holds a quarter of the L1 (about 496 lines "
+              "beside no shared memory, 120 beside 195 KiB); the capacity is what the carve-out leaves (248-256 and 60 "
+              "KiB here).\n");
   return kExitOk;
 }
 
