@@ -207,7 +207,7 @@ json run_report(const RunInputs& in, const sim::RunResult& r) {
                   {"mall_hit_bytes", c.mall_read_hits * (gpu.mall.present ? gpu.mall.line.value : 0)},
                   {"hbm_read_bytes", c.hbm_read_bytes},
                   {"hbm_write_bytes", c.hbm_write_bytes},
-                  {"l1_read_hit_rate", c.l1_read_hit_rate()},
+                  {"l1_read_hit_rate", c.l1_read_hit_rate(gpu.vendor)},
                   {"l2_hit_rate", c.l2_hit_rate()},
                   {"l2_hit_rate_per_xcd", hit_per_xcd}};
   j["counters"] = c.to_json(gpu.vendor);

@@ -10,7 +10,7 @@ nlohmann::json TrafficCounters::to_json(arch::Vendor vendor) const {
   nlohmann::json shared = {{"requested_read_bytes", requested_read_bytes},
                            {"requested_write_bytes", requested_write_bytes},
                            {"atomic_bytes", atomic_bytes},
-                           {"l1_read_hit_rate", l1_read_hit_rate()},
+                           {"l1_read_hit_rate", l1_read_hit_rate(vendor)},
                            {"l2_hit_rate", l2_hit_rate()},
                            {"mall_read_hits", mall_read_hits},
                            {"mall_read_misses", mall_read_misses},

@@ -37,9 +37,27 @@ struct TrafficCounters {
     return 128 * ea_rdreq_128b + 64 * (ea_rdreq - ea_rdreq_128b - ea_rdreq_32b) + 32 * ea_rdreq_32b;
   }
   std::uint64_t write_size_bytes() const { return 32 * (ea_wrreq - ea_wrreq_64b) + 64 * ea_wrreq_64b; }
-  double l1_read_hit_rate() const {
-    const std::uint64_t reads = tcp_read_hits + tcp_tcc_read_req;
-    return reads ? static_cast<double>(tcp_read_hits) / static_cast<double>(reads) : 0.0;
+  // The L1's read lookups in the unit `vendor`'s profiler counts them: NVIDIA 32 B sectors
+  // (l1tex__t_sectors_pipe_lsu_mem_global_op_ld), AMD line requests (TCP accesses less writes).
+  std::uint64_t l1_read_lookups(arch::Vendor vendor) const {
+    return vendor == arch::Vendor::nvidia ? read_sectors + l1_read_hit_sectors : tcp_read_hits + tcp_tcc_read_req;
+  }
+  // `n` more read lookups that hit, in that unit: a load's instructions looking a unit up again
+  // (workloads::OpCost::l1_lookups). Counters only: no bytes move.
+  void add_l1_repeat_hits(arch::Vendor vendor, std::uint64_t n) {
+    if (vendor == arch::Vendor::nvidia) {
+      l1_read_hit_sectors += n;
+    } else {
+      tcp_accesses += n;
+      tcp_read_hits += n;
+    }
+  }
+  // The share of those lookups that hit (ncu's lookup_hit / sectors; AMD: 1 - TCP_TCC_READ_REQ /
+  // read accesses).
+  double l1_read_hit_rate(arch::Vendor vendor) const {
+    const std::uint64_t reads = l1_read_lookups(vendor);
+    const std::uint64_t hits = vendor == arch::Vendor::nvidia ? l1_read_hit_sectors : tcp_read_hits;
+    return reads ? static_cast<double>(hits) / static_cast<double>(reads) : 0.0;
   }
   double l2_hit_rate() const {
     return tcc_hit + tcc_miss ? static_cast<double>(tcc_hit) / static_cast<double>(tcc_hit + tcc_miss) : 0.0;

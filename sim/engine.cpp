@@ -863,8 +863,13 @@ class KernelRun {
         b = approximate ? memory_.write_spans(s.xcd, s.cu, spans_.data(), spans_.size(), now, c)
                         : memory_.write_batch(s.xcd, s.cu, lines_.data(), lines_.size(), now, c);
       } else {
+        // A load whose instructions look each L1 unit up more than once: the lookups after the
+        // first hit (OpCost::l1_lookups).
+        const std::uint32_t repeats = op.op->cost.l1_lookups - 1;
+        const std::uint64_t looked_up = repeats ? c.l1_read_lookups(gpu_.vendor) : 0;
         b = approximate ? memory_.read_spans(s.xcd, s.cu, spans_.data(), spans_.size(), now, c)
                         : memory_.read_batch(s.xcd, s.cu, lines_.data(), lines_.size(), now, c);
+        if (repeats) c.add_l1_repeat_hits(gpu_.vendor, repeats * (c.l1_read_lookups(gpu_.vendor) - looked_up));
       }
       f = Finish{b.finish, FinishCause{b.bound, 0}};
       latency = b.latency;

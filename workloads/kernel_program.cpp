@@ -127,6 +127,13 @@ OpCost mem_cost(double lds_write) {
   return c;
 }
 
+// A load whose instructions look up each L1 unit `l1_lookups` times (schedule's *_l1_lookups).
+OpCost lookups_cost(std::uint32_t l1_lookups) {
+  OpCost c;
+  c.l1_lookups = l1_lookups;
+  return c;
+}
+
 OpCost mfma_cost(MatrixCount n, double lds_read) {
   OpCost c;
   c.mfma = n.work;
@@ -233,7 +240,7 @@ KernelProgram forward(const Problem& p, const KernelSchedule& k, const Mask& mas
   const LoopDensity& d = s.loop;
 
   BodyBuilder pro("fwd prologue");
-  pro.op("load_q", Action::load_q, Pipe::memory, {}, {}, TensorId::q, RowsOf::outer)
+  pro.op("load_q", Action::load_q, Pipe::memory, lookups_cost(s.q_l1_lookups), {}, TensorId::q, RowsOf::outer)
       .op("setup", Action::barrier, Pipe::vector, fixed_cost(s.prologue), {"load_q"});
   kp.prologue = pro.compile();
 
@@ -322,8 +329,8 @@ KernelProgram backward_main(const Problem& p, const KernelSchedule& k, const Mas
   const LoopDensity& d = s.loop;
 
   BodyBuilder pro("bwd_dkdv prologue");
-  pro.op("load_k", Action::load_k, Pipe::memory, {}, {}, TensorId::k, RowsOf::outer)
-      .op("load_v", Action::load_v, Pipe::memory, {}, {}, TensorId::v, RowsOf::outer)
+  pro.op("load_k", Action::load_k, Pipe::memory, lookups_cost(s.k_l1_lookups), {}, TensorId::k, RowsOf::outer)
+      .op("load_v", Action::load_v, Pipe::memory, lookups_cost(s.v_l1_lookups), {}, TensorId::v, RowsOf::outer)
       .op("setup", Action::barrier, Pipe::vector, fixed_cost(s.prologue), {"load_k", "load_v"});
   kp.prologue = pro.compile();
 
@@ -453,8 +460,8 @@ PassPrograms build_pass(const Problem& p, const KernelSchedule& k, Direction dir
   }
   {
     BodyBuilder ops("bwd_preprocess");
-    ops.op("load_o", Action::load_o, Pipe::memory, {}, {}, TensorId::o, RowsOf::outer)
-        .op("load_do", Action::load_do, Pipe::memory, {}, {}, TensorId::d_o, RowsOf::outer)
+    ops.op("load_o", Action::load_o, Pipe::memory, lookups_cost(s.preprocess_l1_lookups), {}, TensorId::o, RowsOf::outer)
+        .op("load_do", Action::load_do, Pipe::memory, lookups_cost(s.preprocess_l1_lookups), {}, TensorId::d_o, RowsOf::outer)
         .op("row_dot", Action::row_dot, Pipe::vector, fixed_cost(s.preprocess), {"load_o", "load_do"})
         .op("store_delta", Action::store_delta, Pipe::memory, {}, {"row_dot"}, TensorId::delta, RowsOf::outer);
     pp.kernels.push_back(

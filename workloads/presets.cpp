@@ -435,6 +435,14 @@ KernelSchedule validation_kernels(bool amd) {
   // The H200's driver gave the forward 196 KiB of shared memory (H200-REF: ncu
   // launch__shared_mem_config_size 200,704 at d = 64 and 128; split_l1's rule gives the same).
   f.lds_carveout = amd ? 0 : 200704;
+  // L1 lookups per 32 B sector (NVIDIA): the forward loads Q element by element into mma.sync A
+  // fragments (gpu_portability.h: a lane's 8 elements in rows lane/4 and lane/4 + 8, columns
+  // 2 (lane % 4) + {0, 1, 8, 9}), so each instruction touches one sector in each of 8 rows and 4 of
+  // the 8 touch each sector: 4 lookups, 3 of them hits. ncu on the H200 (H200-REF, d = 128, B = 1,
+  // 16 heads, N = 4096): 69,206,016 sectors = 67,108,864 of K and V tiles (coalesced, 1 each) +
+  // 4 x 524,288 of Q. On AMD the lookups are counted per line of a wave's instruction (not derived:
+  // ref-hip keeps 1).
+  f.q_l1_lookups = amd ? 1 : 4;
   const auto as_estimate = [&](auto counts) {
     counts.source = mix;
     return counts;
@@ -464,6 +472,15 @@ KernelSchedule validation_kernels(bool amd) {
   // And the backward 132 KiB (135,168 at d = 64 and 128), where split_l1's rule gives 100 KiB: two
   // workgroups of 42,240 B need 82.5 KiB (how the driver chooses is not published).
   b.lds_carveout = amd ? 0 : 135168;
+  // L1 lookups per sector (NVIDIA, as the forward's Q): the main kernel loads K and V into A
+  // fragments (4 each) and K once more, coalesced, into its LDS tile (1): 5 and 4; the preprocess
+  // reads one row per thread, element by element, so 16 instructions look up each 32 B sector of
+  // O and dO. ncu (H200-REF, d = 128, B = 1, N = 4096): the main kernel's 72,876,032 sectors =
+  // 67,108,864 of Q and dO tiles + 1,048,576 of LSE and delta + (5 + 4) x 524,288 of K and V; the
+  // preprocess's 16,777,216 = 16 x 1,048,576 (15,726,396 of them hits).
+  b.k_l1_lookups = amd ? 1 : 5;
+  b.v_l1_lookups = amd ? 1 : 4;
+  b.preprocess_l1_lookups = amd ? 1 : 16;
   b.loop = as_estimate(aiter_bwd_density(false));
   b.dq_loop = b.loop;
   b.prologue = as_estimate(aiter_bwd_prologue());

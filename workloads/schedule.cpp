@@ -204,6 +204,7 @@ const std::vector<Field>& fields() {
     t.push_back(uint_field("fwd.vgprs", ATTNSIM_SCHED(fwd.vgprs), 1, 512));
     t.push_back(uint_field("fwd.lds_bytes", ATTNSIM_SCHED(fwd.lds_bytes), 0, 1 << 24));
     t.push_back(uint_field("fwd.lds_carveout", ATTNSIM_SCHED(fwd.lds_carveout), 0, 1 << 24));
+    t.push_back(uint_field("fwd.q_l1_lookups", ATTNSIM_SCHED(fwd.q_l1_lookups), 1, 256));
     t.push_back(uint_field("bwd.block_m", ATTNSIM_SCHED(bwd.block_m), 1, 4096));
     t.push_back(uint_field("bwd.block_m_masked", ATTNSIM_SCHED(bwd.block_m_masked), 0, 4096));
     t.push_back(uint_field("bwd.block_n", ATTNSIM_SCHED(bwd.block_n), 1, 4096));
@@ -225,6 +226,9 @@ const std::vector<Field>& fields() {
     t.push_back(uint_field("bwd.preprocess_rows", ATTNSIM_SCHED(bwd.preprocess_rows), 1, 4096));
     t.push_back(uint_field("bwd.convert_rows", ATTNSIM_SCHED(bwd.convert_rows), 1, 4096));
     t.push_back(uint_field("bwd.atomic_requests_per_sector", ATTNSIM_SCHED(bwd.atomic_requests_per_sector), 1, 8));
+    t.push_back(uint_field("bwd.k_l1_lookups", ATTNSIM_SCHED(bwd.k_l1_lookups), 1, 256));
+    t.push_back(uint_field("bwd.v_l1_lookups", ATTNSIM_SCHED(bwd.v_l1_lookups), 1, 256));
+    t.push_back(uint_field("bwd.preprocess_l1_lookups", ATTNSIM_SCHED(bwd.preprocess_l1_lookups), 1, 256));
     t.push_back(text_field("bwd.mfma", ATTNSIM_SCHED(bwd.mfma)));
     t.push_back(uint_field("bwd.vgprs", ATTNSIM_SCHED(bwd.vgprs), 1, 512));
     t.push_back(uint_field("bwd.lds_bytes", ATTNSIM_SCHED(bwd.lds_bytes), 0, 1 << 24));

@@ -103,6 +103,11 @@ struct FwdSchedule {
   // chose for the kernel, as a profiler reported it (ncu launch__shared_mem_config_size); 0: the
   // smallest that holds the resident workgroups (docs/model.md, **L1 carve-out**). Unused elsewhere.
   std::uint32_t lds_carveout = 0;
+  // L1 tag lookups the prologue's Q loads make per unit the profiler counts (NVIDIA: a 32 B
+  // sector; AMD: a 128 B line): 1 for loads whose lanes cover each unit once; more for loads of
+  // single elements in a matrix fragment's layout, each unit looked up by several instructions
+  // (docs/model.md, **Counters**). The repeats hit; they change the L1 counters, not the traffic.
+  std::uint32_t q_l1_lookups = 1;
   LoopDensity loop;
   FixedMix prologue, epilogue;
   // The shapes its code objects cover (a precompiled kernel); empty: any head dimension and dtype
@@ -141,6 +146,9 @@ struct BwdSchedule {
   // adding its share of the sector's elements (1: an instruction's lanes cover whole sectors; 2:
   // half of each, as atomicAdd of an mma.sync accumulator fragment: docs/model.md, **Counters**).
   std::uint32_t atomic_requests_per_sector = 1;
+  // L1 tag lookups per profiler unit (as FwdSchedule::q_l1_lookups) of the main kernel's prologue
+  // K and V loads and of the preprocess's O and dO loads.
+  std::uint32_t k_l1_lookups = 1, v_l1_lookups = 1, preprocess_l1_lookups = 1;
   std::string mfma;
   std::uint32_t vgprs = 0, lds_bytes = 0;
   std::uint32_t lds_carveout = 0;  // of the main (and two-pass dQ) kernel, as FwdSchedule's

@@ -52,6 +52,9 @@ struct OpCost {
   // Instructions that take only the wave's issue turns (SALU and SMEM, branches, s_waitcnt, LDS
   // and vector-memory instructions; s_nop as its wait states), no VALU or matrix pipe time.
   std::uint32_t issue_only = 0;
+  // Memory loads: L1 tag lookups per unit the profiler counts (32 B sector on NVIDIA, 128 B line on
+  // AMD) the waves' load instructions make; the ones after the first hit (FwdSchedule::q_l1_lookups).
+  std::uint32_t l1_lookups = 1;
   // Pipe instructions and barriers (a body's critical path). Issue-only instructions are left out:
   // counted from a code object they include its s_barriers, which `barriers` counts already.
   std::uint64_t instructions() const { return issued_mfma() + valu + trans + barriers; }

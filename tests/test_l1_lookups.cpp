@@ -1,0 +1,77 @@
+// L1 lookups a kernel's load instructions make per profiler unit (workloads::OpCost::l1_lookups, the
+// schedule's *_l1_lookups): loads of single elements into matrix fragments, or of one row per
+// thread, look each 32 B sector up several times, and the lookups after the first hit. Checked
+// against the H200's Nsight Compute counts of the validation kernels (H200-REF:
+// validation/measurements/h200_detail_20261204/ncu_raw.csv, d = 128, B = 1, 16 heads, N = 4096,
+// ncu --cache-control all): the model's sector lookups equal ncu's, kernel by kernel.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "report/simulate_point.h"
+#include "workloads/schedule.h"
+
+using namespace attnsim;
+
+namespace {
+constexpr const char* kLookups = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum";
+constexpr const char* kHits = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum";
+
+nlohmann::json run(const std::string& kernel, const char* direction) {
+  report::PointSpec s;
+  s.arch = "h200";
+  s.kernel = kernel;
+  s.direction = direction;
+  s.problem.batch = 1;
+  s.problem.heads_q = s.problem.heads_kv = 16;
+  s.problem.seqlen_q = s.problem.seqlen_k = 4096;
+  s.empty_caches_per_kernel = true;  // as ncu's --cache-control all
+  s.approximate = true;              // sectors are counted per request in either mode
+  return report::simulate_point(s);
+}
+
+std::map<std::string, nlohmann::json> by_kernel(const nlohmann::json& report) {
+  std::map<std::string, nlohmann::json> m;
+  for (const auto& k : report["kernels"]) m[k["name"].get<std::string>()] = k["counters"];
+  return m;
+}
+}  // namespace
+
+TEST_CASE("the ref-cuda kernels look up as many L1 sectors as Nsight Compute counted on the H200") {
+  // Forward: K and V tiles, coalesced, 64 iterations x 64 rows x 256 B x 2 per workgroup, 1,024
+  // workgroups: 67,108,864 sectors once each; Q into mma.sync fragments, 524,288 sectors 4 times.
+  const auto fwd = by_kernel(run("ref-cuda", "fwd"));
+  CHECK(fwd.at("fwd")[kLookups] == 69'206'016);
+  CHECK(fwd.at("fwd")[kHits].get<std::uint64_t>() >= 3 * 524'288);  // the repeats hit
+  const auto bwd = by_kernel(run("ref-cuda", "bwd"));
+  // Preprocess: one row per thread, element by element: 1,048,576 sectors of O and dO, 16 times
+  // each (ncu: 15,726,396 hits; the model's 15 repeats of each sector, 15,728,640, all hit).
+  CHECK(bwd.at("bwd_preprocess")[kLookups] == 16'777'216);
+  CHECK(bwd.at("bwd_preprocess")[kHits] == 15'728'640);
+  // Main kernel: Q and dO tiles 67,108,864 + LSE and delta 1,048,576 + K 5 x 524,288 (fragments,
+  // then the LDS tile) + V 4 x 524,288.
+  CHECK(bwd.at("bwd_dkdv")[kLookups] == 72'876'032);
+  CHECK(bwd.at("bwd_convert_dq")[kLookups] == 1'048'576);
+  CHECK(bwd.at("bwd_convert_dq")[kHits] == 0);
+  // The same kernels with one lookup per sector (aiter-v3's default): no repeats, the L2 traffic
+  // unchanged (the repeats hit, they move nothing).
+  const auto plain = by_kernel(run("ref-cuda,bwd.preprocess_l1_lookups=1", "bwd"));
+  CHECK(plain.at("bwd_preprocess")[kLookups] == 1'048'576);
+  CHECK(plain.at("bwd_preprocess")[kHits] == 0);
+  CHECK(plain.at("bwd_preprocess")["lts__t_sectors_srcunit_tex_op_read.sum"] ==
+        bwd.at("bwd_preprocess")["lts__t_sectors_srcunit_tex_op_read.sum"]);
+}
+
+TEST_CASE("L1 lookups per sector are schedule fields of at least 1") {
+  CHECK(workloads::parse_kernel_spec("ref-cuda").fwd.q_l1_lookups == 4);
+  CHECK(workloads::parse_kernel_spec("ref-cuda").bwd.k_l1_lookups == 5);
+  CHECK(workloads::parse_kernel_spec("ref-cuda").bwd.v_l1_lookups == 4);
+  CHECK(workloads::parse_kernel_spec("ref-cuda").bwd.preprocess_l1_lookups == 16);
+  CHECK(workloads::parse_kernel_spec("ref-hip").bwd.preprocess_l1_lookups == 1);
+  CHECK(workloads::parse_kernel_spec("aiter-v3").fwd.q_l1_lookups == 1);
+  CHECK_THROWS_WITH(workloads::parse_kernel_spec("ref-cuda,fwd.q_l1_lookups=0"),
+                    doctest::Contains("fwd.q_l1_lookups"));
+}
