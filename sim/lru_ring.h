@@ -87,7 +87,8 @@ class LruRing {
   static constexpr std::size_t kSigPad = 15;
   // A byte of the tag's bits, kept per way beside the tag: a lookup of a set of 16 ways or more
   // compares 16 ways' bytes at a time and checks the full tag only where the byte matches (a miss in
-  // a 64-way set is 4 compares instead of 16). Any function works; this one mixes the low bits consecutive lines differ in.
+  // a 64-way set is 4 compares instead of 16). Any function works; this one mixes the low bits
+  // consecutive lines differ in.
   static std::uint8_t signature(std::uint32_t tag) { return static_cast<std::uint8_t>(tag ^ (tag >> 8) ^ (tag >> 16) ^ (tag >> 24)); }
 
   // The way holding `tag`, or ways_.
