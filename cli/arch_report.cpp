@@ -134,9 +134,13 @@ std::string arch_text(const arch::LoadedArch& loaded, const arch::DerivedFigures
            tbps(d.lds_bandwidth)});
   mem.add({"L1", arch::format(s.l1.size) + "/CU", arch::format(s.l1.bandwidth) + "/CU", tbps(d.l1_bandwidth)});
   if (!s.l1.carveouts.empty()) {
-    // The array the L1 shares with the LDS: each kernel's L1 is what its carve-out leaves.
+    // The array the L1 shares with the LDS: each kernel's L1 is what its carve-out leaves, in the
+    // sets of l1.size with the ways its bytes fill.
+    const std::uint64_t largest = s.l1_left_by(s.l1.carveouts.front().value);
     mem.add({"L1 + LDS array", arch::format(arch::Bytes{s.l1_left_by(0)}) + "/CU, L1 " + arch::format(s.l1.size) + " to " +
-                                   arch::format(arch::Bytes{s.l1_left_by(s.l1.carveouts.front().value)}) + " per kernel"});
+                                   arch::format(arch::Bytes{largest}) + " per kernel (" + std::to_string(s.l1_sets()) +
+                                   " sets of " + std::to_string(s.l1.ways) + " to " +
+                                   std::to_string(s.l1_ways_at(largest)) + " ways)"});
   }
   const std::string l2_kind = s.l2.partitions > 1 ? "shared, " + std::to_string(s.l2.partitions) + " partitions"
                                                   : std::string(arch::to_string(s.l2.scope));

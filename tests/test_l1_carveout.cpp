@@ -147,6 +147,6 @@ TEST_CASE("carve-outs are checked: the largest is the LDS and they increase and 
 
 TEST_CASE("attnsim arch show prints the array the L1 shares with the LDS") {
   const test::CliRun h200 = test::run_attnsim("arch show --arch h200");
-  CHECK(test::contains(h200.out, "L1 + LDS array        256 KiB/CU, L1 28 KiB to 256 KiB per kernel"));
+  CHECK(test::contains(h200.out, "L1 + LDS array        256 KiB/CU, L1 28 KiB to 256 KiB per kernel (4 sets of 56 to 512 ways)"));
   CHECK(!test::contains(test::run_attnsim("arch show --arch mi300x").out, "L1 + LDS array"));
 }
