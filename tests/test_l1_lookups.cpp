@@ -75,3 +75,27 @@ TEST_CASE("L1 lookups per sector are schedule fields of at least 1") {
   CHECK_THROWS_WITH(workloads::parse_kernel_spec("ref-cuda,fwd.q_l1_lookups=0"),
                     doctest::Contains("fwd.q_l1_lookups"));
 }
+
+TEST_CASE("on AMD the repeated lookups are TCP accesses that hit and the hit rate follows") {
+  // The preprocess of B=1 Hq=4 N=256 d=128 on MI300X: O and dO are 2 x 4 x 256 rows of 256 B, each
+  // row two 128 B lines: 4,096 line requests looked up once. With 8 lookups per line the TCP sees
+  // 7 x 4,096 more accesses, all hits; the L2 sees the same requests.
+  report::PointSpec s;
+  s.arch = "mi300x";
+  s.direction = "bwd";
+  s.problem.batch = 1;
+  s.problem.heads_q = s.problem.heads_kv = 4;
+  s.problem.seqlen_q = s.problem.seqlen_k = 256;
+  s.empty_caches_per_kernel = true;
+  s.kernel = "ref-hip";
+  const auto once = by_kernel(report::simulate_point(s)).at("bwd_preprocess");
+  s.kernel = "ref-hip,bwd.preprocess_l1_lookups=8";
+  const auto eight = by_kernel(report::simulate_point(s)).at("bwd_preprocess");
+  CHECK(once["TCP_TOTAL_CACHE_ACCESSES"].get<std::uint64_t>() - once["TCP_TCC_WRITE_REQ"].get<std::uint64_t>() == 4096);
+  CHECK(eight["TCP_TOTAL_CACHE_ACCESSES"].get<std::uint64_t>() - once["TCP_TOTAL_CACHE_ACCESSES"].get<std::uint64_t>() ==
+        7 * 4096);
+  CHECK(eight["TCP_TCC_READ_REQ"] == once["TCP_TCC_READ_REQ"]);
+  CHECK(eight["TCC_REQ"] == once["TCC_REQ"]);
+  // 1 - TCP_TCC_READ_REQ / read accesses: 4,096 misses of 32,768 lookups.
+  CHECK(eight["l1_read_hit_rate"].get<double>() == doctest::Approx(1.0 - 4096.0 / 32768.0));
+}
