@@ -20,33 +20,39 @@ namespace {
 constexpr const char* kLookups = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum";
 constexpr const char* kHits = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup_hit.sum";
 
-nlohmann::json run(const std::string& kernel, const char* direction) {
+// Each kernel's counters of one run of B=1, `heads` heads of d = 128, N = `seqlen`, every kernel
+// starting with empty caches (as ncu's --cache-control all).
+std::map<std::string, nlohmann::json> counters_by_kernel(const char* arch, const std::string& kernel, const char* direction,
+                                                         std::uint32_t heads, std::uint64_t seqlen, bool approximate = false) {
   report::PointSpec s;
-  s.arch = "h200";
+  s.arch = arch;
   s.kernel = kernel;
   s.direction = direction;
   s.problem.batch = 1;
-  s.problem.heads_q = s.problem.heads_kv = 16;
-  s.problem.seqlen_q = s.problem.seqlen_k = 4096;
-  s.empty_caches_per_kernel = true;  // as ncu's --cache-control all
-  s.approximate = true;              // sectors are counted per request in either mode
-  return report::simulate_point(s);
+  s.problem.heads_q = s.problem.heads_kv = heads;
+  s.problem.seqlen_q = s.problem.seqlen_k = seqlen;
+  s.empty_caches_per_kernel = true;
+  s.approximate = approximate;
+  const nlohmann::json result = report::simulate_point(s);
+  std::map<std::string, nlohmann::json> m;
+  for (const auto& k : result["kernels"]) m[k["name"].get<std::string>()] = k["counters"];
+  return m;
 }
 
-std::map<std::string, nlohmann::json> by_kernel(const nlohmann::json& report) {
-  std::map<std::string, nlohmann::json> m;
-  for (const auto& k : report["kernels"]) m[k["name"].get<std::string>()] = k["counters"];
-  return m;
+// The H200 detail run's problem (16 heads, N = 4096), in the approximate mode: sectors are counted
+// per request in either mode.
+std::map<std::string, nlohmann::json> run(const std::string& kernel, const char* direction) {
+  return counters_by_kernel("h200", kernel, direction, 16, 4096, true);
 }
 }  // namespace
 
 TEST_CASE("the ref-cuda kernels look up as many L1 sectors as Nsight Compute counted on the H200") {
   // Forward: K and V tiles, coalesced, 64 iterations x 64 rows x 256 B x 2 per workgroup, 1,024
   // workgroups: 67,108,864 sectors once each; Q into mma.sync fragments, 524,288 sectors 4 times.
-  const auto fwd = by_kernel(run("ref-cuda", "fwd"));
+  const auto fwd = run("ref-cuda", "fwd");
   CHECK(fwd.at("fwd")[kLookups] == 69'206'016);
   CHECK(fwd.at("fwd")[kHits].get<std::uint64_t>() >= 3 * 524'288);  // the repeats hit
-  const auto bwd = by_kernel(run("ref-cuda", "bwd"));
+  const auto bwd = run("ref-cuda", "bwd");
   // Preprocess: one row per thread, element by element: 1,048,576 sectors of O and dO, 16 times
   // each (ncu: 15,726,396 hits; the model's 15 repeats of each sector, 15,728,640, all hit).
   CHECK(bwd.at("bwd_preprocess")[kLookups] == 16'777'216);
@@ -58,7 +64,7 @@ TEST_CASE("the ref-cuda kernels look up as many L1 sectors as Nsight Compute cou
   CHECK(bwd.at("bwd_convert_dq")[kHits] == 0);
   // The same kernels with one lookup per sector (aiter-v3's default): no repeats, the L2 traffic
   // unchanged (the repeats hit, they move nothing).
-  const auto plain = by_kernel(run("ref-cuda,bwd.preprocess_l1_lookups=1", "bwd"));
+  const auto plain = run("ref-cuda,bwd.preprocess_l1_lookups=1", "bwd");
   CHECK(plain.at("bwd_preprocess")[kLookups] == 1'048'576);
   CHECK(plain.at("bwd_preprocess")[kHits] == 0);
   CHECK(plain.at("bwd_preprocess")["lts__t_sectors_srcunit_tex_op_read.sum"] ==
@@ -80,17 +86,8 @@ TEST_CASE("on AMD the repeated lookups are TCP accesses that hit and the hit rat
   // The preprocess of B=1 Hq=4 N=256 d=128 on MI300X: O and dO are 2 x 4 x 256 rows of 256 B, each
   // row two 128 B lines: 4,096 line requests looked up once. With 8 lookups per line the TCP sees
   // 7 x 4,096 more accesses, all hits; the L2 sees the same requests.
-  report::PointSpec s;
-  s.arch = "mi300x";
-  s.direction = "bwd";
-  s.problem.batch = 1;
-  s.problem.heads_q = s.problem.heads_kv = 4;
-  s.problem.seqlen_q = s.problem.seqlen_k = 256;
-  s.empty_caches_per_kernel = true;
-  s.kernel = "ref-hip";
-  const auto once = by_kernel(report::simulate_point(s)).at("bwd_preprocess");
-  s.kernel = "ref-hip,bwd.preprocess_l1_lookups=8";
-  const auto eight = by_kernel(report::simulate_point(s)).at("bwd_preprocess");
+  const auto once = counters_by_kernel("mi300x", "ref-hip", "bwd", 4, 256).at("bwd_preprocess");
+  const auto eight = counters_by_kernel("mi300x", "ref-hip,bwd.preprocess_l1_lookups=8", "bwd", 4, 256).at("bwd_preprocess");
   CHECK(once["TCP_TOTAL_CACHE_ACCESSES"].get<std::uint64_t>() - once["TCP_TCC_WRITE_REQ"].get<std::uint64_t>() == 4096);
   CHECK(eight["TCP_TOTAL_CACHE_ACCESSES"].get<std::uint64_t>() - once["TCP_TOTAL_CACHE_ACCESSES"].get<std::uint64_t>() ==
         7 * 4096);

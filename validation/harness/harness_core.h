@@ -187,7 +187,7 @@ inline const char* kUsage =
     "       attnsim_gpu --memory-probe   (stream read, write and copy bandwidth of the whole GPU)\n"
     "       attnsim_gpu --l2-probe   (read streams over 8-64 MiB sets and one write of 8-48 MiB: what the L2\n"
     "                    keeps, and with ncu what its partitions exchange)\n"
-    "       attnsim_gpu --l1-probe   (chases of 2-64 lines 256 B-64 KiB apart and of 8-256 KiB in a row: the\n"
+    "       attnsim_gpu --l1-probe   (chases of 2-2048 lines 256 B-64 KiB apart and of 8-256 KiB in a row: the\n"
     "                    L1's ways, set index and capacity beside 0 and 195 KiB of shared memory)\n"
     "       attnsim_gpu --placement-probe LDS_BYTES|fwd|bwd   (which compute unit each workgroup of 128 threads\n"
     "                    runs on, each with that much LDS: fwd and bwd are the d = 128 kernels' own)\n"
