@@ -83,8 +83,8 @@ const arch::MatrixInstruction& find_instruction(const arch::GpuSpec& gpu, const 
                         " config (cu.matrix.instructions: " + list + "); pick another --arch or override fwd.mfma / bwd.mfma");
 }
 
-void check_fits(const arch::GpuSpec& gpu, const KernelProgram& kp, const std::string& kernel) {
-  const std::string field = kp.kind == KernelKind::fwd ? "fwd" : "bwd";
+void check_fits(const arch::GpuSpec& gpu, const KernelProgram& kp, const std::string& kernel, std::string field = {}) {
+  if (field.empty()) field = kp.kind == KernelKind::fwd ? "fwd" : "bwd";
   const ValueOrigin where{"--kernel " + kernel, 0, 0, {}};
   if ((kp.waves + kp.load_waves) * gpu.cu.wave_size > gpu.cu.max_workgroup_size) {
     throw ConfigError(where, field + ".waves",
@@ -271,14 +271,22 @@ KernelProgram forward(const Problem& p, const KernelSchedule& k, const Mask& mas
 }
 
 // A loop-free kernel over row blocks of the query rows (preprocess, zero, convert) or key rows (reduce).
-KernelProgram rows_kernel(const Problem& p, const KernelSchedule& k, KernelKind kind, std::uint32_t rows,
+// Its waves per workgroup (the resources' waves, else the main kernel's).
+std::uint32_t rows_kernel_waves(const KernelSchedule& k, const RowsKernelResources& r) {
+  return r.waves ? r.waves : k.bwd.waves;
+}
+
+// `resources` and `field` (its schedule field, for errors): the kernel's launch resources.
+KernelProgram rows_kernel(const Problem& p, const KernelSchedule& k, const arch::GpuSpec& gpu, KernelKind kind,
+                          const RowsKernelResources& resources, const std::string& field, std::uint32_t rows,
                           std::uint32_t heads, bool heads_are_kv, const BodyBuilder& ops) {
   KernelProgram kp;
   kp.kind = kind;
   kp.name = std::string(to_string(kind));
-  kp.waves = k.bwd.waves;
-  kp.vgprs = 128;          // AITER-CO section 2: odo and dq_convert use 128 VGPRs
-  kp.lds_bytes = 40960;    // AITER-CO section 2: 40,960 B
+  kp.waves = rows_kernel_waves(k, resources);
+  kp.vgprs = resources.vgprs;  // BwdSchedule::rows_kernels_source
+  kp.lds_bytes = resources.lds_bytes;
+  check_fits(gpu, kp, k.name, field);
   set_grid(kp, p, heads_are_kv ? p.seqlen_k : p.seqlen_q, rows, heads, GridOrder::blocks_first, false);
   kp.heads_are_kv = heads_are_kv;
   kp.prologue = ops.compile();
@@ -465,14 +473,16 @@ PassPrograms build_pass(const Problem& p, const KernelSchedule& k, Direction dir
         .op("row_dot", Action::row_dot, Pipe::vector, fixed_cost(s.preprocess), {"load_o", "load_do"})
         .op("store_delta", Action::store_delta, Pipe::memory, {}, {"row_dot"}, TensorId::delta, RowsOf::outer);
     pp.kernels.push_back(
-        rows_kernel(p, k, KernelKind::preprocess, s.preprocess_rows, p.heads_q, false, ops));
+        rows_kernel(p, k, gpu, KernelKind::preprocess, s.preprocess_kernel, "bwd.preprocess_kernel", s.preprocess_rows,
+                    p.heads_q, false, ops));
   }
   const bool needs_zero = (s.dq != DqMode::two_pass);  // atomics (fp32 or 16-bit) and split slices start from zero
   if (needs_zero) {
     BodyBuilder ops("bwd_zero_dq_acc");
     ops.op("zero", Action::zero_dq_acc, Pipe::memory, {}, {}, uses_dq_acc ? TensorId::dq_acc : TensorId::dq, RowsOf::outer);
     (s.zero_dq_acc ? pp.kernels : pp.caller_before)
-        .push_back(rows_kernel(p, k, KernelKind::zero_dq_acc, s.convert_rows, p.heads_q, false, ops));
+        .push_back(rows_kernel(p, k, gpu, KernelKind::zero_dq_acc, s.zero_kernel, "bwd.zero_kernel", s.convert_rows,
+                               p.heads_q, false, ops));
   }
   pp.kernels.push_back(backward_main(p, k, *pp.mask, gpu, expanded));
   if (s.dq == DqMode::two_pass) pp.kernels.push_back(backward_dq(p, k, *pp.mask, gpu));
@@ -481,14 +491,15 @@ PassPrograms build_pass(const Problem& p, const KernelSchedule& k, Direction dir
     ops.op("load_dq_acc", Action::load_dq_acc, Pipe::memory, {}, {}, TensorId::dq_acc, RowsOf::outer)
         .op("sum", Action::sum_slices, Pipe::vector, fixed_cost(s.convert), {"load_dq_acc"})
         .op("store_dq", Action::store_dq, Pipe::memory, {}, {"sum"}, TensorId::dq, RowsOf::outer);
-    pp.kernels.push_back(rows_kernel(p, k, KernelKind::convert_dq, s.convert_rows, p.heads_q, false, ops));
+    pp.kernels.push_back(rows_kernel(p, k, gpu, KernelKind::convert_dq, s.convert_kernel, "bwd.convert_kernel",
+                                     s.convert_rows, p.heads_q, false, ops));
   }
   if (expanded) {
     // The group sum (at::sum_out in aiter's and FlashAttention-2's interfaces): one elementwise
     // pass; its VALU count is an estimate of one add per element per group member.
     FixedMix sum;
     sum.valu = static_cast<std::uint32_t>(ceil_div(std::uint64_t{64} * (p.head_dim_qk + p.head_dim_v) * p.group(),
-                                                   std::uint64_t{s.waves} * gpu.cu.wave_size));
+                                                   std::uint64_t{rows_kernel_waves(k, s.reduce_kernel)} * gpu.cu.wave_size));
     sum.source = "estimate (one add per element and group member)";
     BodyBuilder ops("bwd_reduce_dkdv");
     ops.op("load_dk", Action::load_dk_expanded, Pipe::memory, {}, {}, TensorId::dk_expanded, RowsOf::outer)
@@ -496,7 +507,8 @@ PassPrograms build_pass(const Problem& p, const KernelSchedule& k, Direction dir
         .op("sum", Action::sum_group, Pipe::vector, fixed_cost(sum), {"load_dk", "load_dv"})
         .op("store_dk", Action::store_dk, Pipe::memory, {}, {"sum"}, TensorId::dk, RowsOf::outer)
         .op("store_dv", Action::store_dv, Pipe::memory, {}, {"sum"}, TensorId::dv, RowsOf::outer);
-    (s.sum_dkdv ? pp.kernels : pp.caller_after).push_back(rows_kernel(p, k, KernelKind::reduce_dkdv, 64, p.heads_kv, true, ops));
+    (s.sum_dkdv ? pp.kernels : pp.caller_after)
+        .push_back(rows_kernel(p, k, gpu, KernelKind::reduce_dkdv, s.reduce_kernel, "bwd.reduce_kernel", 64, p.heads_kv, true, ops));
   }
   return pp;
 }

@@ -322,6 +322,14 @@ KernelSchedule fa2() {
   b.epilogue = borrowed(aiter_bwd_epilogue(), "FlashAttention-2");
   b.preprocess = borrowed(aiter_preprocess(), "FlashAttention-2");
   b.convert = borrowed(aiter_convert(), "FlashAttention-2");
+  // The loop-free kernels, measured (h200_torch_fa2_ncu_raw_20261204.csv, as the forward's):
+  // flash_bwd_dot_do_o_kernel 256 threads, 50 registers, no shared memory; flash_bwd_convert_dq_kernel
+  // 256 threads, 48 registers, 16,384 B. The dQ accumulator's zeroing is the caller's (not measured).
+  b.preprocess_kernel = {8, 50, 0};
+  b.convert_kernel = {8, 48, 16384};
+  b.rows_kernels_source =
+      "preprocess and convert measured (ncu on torch 2.11's flash_bwd_dot_do_o_kernel and flash_bwd_convert_dq_kernel, "
+      "H200); zeroing and group sum as aiter's (AITER-CO section 2)";
   return k;
 }
 
@@ -364,6 +372,7 @@ KernelSchedule fa3() {
   k.bwd.lds_bytes = 196608;   // estimate
   k.bwd.vgprs = 168;          // as the forward (flash_bwd_kernel_sm90.h: 240 / 24)
   k.bwd.gqa = GqaMode::expand;  // FA3 reduce-adds dK/dV in fp32; modelled as expansion (see docs)
+  k.bwd.rows_kernels_source = "estimate (FlashAttention-2's measured preprocess and convert; FA3's own not measured)";
   // FA3 has no two-pass dQ kernel; its dq_loop (bwd.dq=two_pass, a what-if) keeps FA2's backward
   // densities. The forward's and backward's loops get their own sources below.
   k.bwd.dq_loop.source = "as FlashAttention-2's backward (FA2-SRC); FlashAttention-3 has no two-pass dQ kernel";
@@ -487,6 +496,16 @@ KernelSchedule validation_kernels(bool amd) {
   b.epilogue = as_estimate(aiter_bwd_epilogue());
   b.preprocess = as_estimate(aiter_preprocess());
   b.convert = as_estimate(aiter_convert());
+  // The loop-free kernels: 256 threads each (__launch_bounds__ in attention_kernels.h), no LDS, and
+  // the registers the compilers gave them: nvcc sm_90 30, 28 and 16 for the preprocess, zeroing and
+  // convert (H200-REF: ncu launch__registers_per_thread), hipcc 5.2 gfx940 16, 7 and 10 VGPRs and
+  // no AGPRs (-Rpass-analysis=kernel-resource-usage). The pass has no group sum (heads_q == heads_kv).
+  const std::uint32_t small_waves = 256 / (amd ? 64 : 32);
+  b.preprocess_kernel = {small_waves, amd ? 16u : 30u, 0};
+  b.zero_kernel = {small_waves, amd ? 7u : 28u, 0};
+  b.convert_kernel = {small_waves, amd ? 10u : 16u, 0};
+  b.rows_kernels_source = amd ? "hipcc 5.2 gfx940 kernel-resource-usage of attention_kernels.h"
+                              : "H200-REF (ncu launch__block_size and launch__registers_per_thread)";
   // The kernels take d = 64 or 128 in bf16, at one tile (attention_tiling.h, unsupported()).
   k.shapes_source = "validation/kernels/attention_tiling.h (unsupported()), bf16 storage (gpu_portability.h)";
   const CodeObjectMasks causal{false, true, false};  // bottom-right causal only, no window (attention_tiling.h)

@@ -123,6 +123,15 @@ void density_fields(std::vector<Field>& t, const std::string& prefix, Acc loop) 
                                 [loop](auto& k) -> auto& { return loop(k).issue_only_per_score_lane; })));
 }
 
+// The launch resources of one loop-free backward kernel: `prefix` is "bwd.preprocess_kernel",
+// "bwd.zero_kernel", "bwd.convert_kernel" or "bwd.reduce_kernel" (waves 0: the main kernel's).
+template <class Acc>
+void rows_kernel_fields(std::vector<Field>& t, const std::string& prefix, Acc kernel) {
+  t.push_back(uint_field(prefix + ".waves", [kernel](auto& k) -> auto& { return kernel(k).waves; }, 0, 64));
+  t.push_back(uint_field(prefix + ".vgprs", [kernel](auto& k) -> auto& { return kernel(k).vgprs; }, 1, 512));
+  t.push_back(uint_field(prefix + ".lds_bytes", [kernel](auto& k) -> auto& { return kernel(k).lds_bytes; }, 0, 1 << 24));
+}
+
 template <class Acc>
 Field bool_field(std::string name, Acc acc) {
   Field f;
@@ -229,6 +238,10 @@ const std::vector<Field>& fields() {
     t.push_back(uint_field("bwd.k_l1_lookups", ATTNSIM_SCHED(bwd.k_l1_lookups), 1, 256));
     t.push_back(uint_field("bwd.v_l1_lookups", ATTNSIM_SCHED(bwd.v_l1_lookups), 1, 256));
     t.push_back(uint_field("bwd.preprocess_l1_lookups", ATTNSIM_SCHED(bwd.preprocess_l1_lookups), 1, 256));
+    rows_kernel_fields(t, "bwd.preprocess_kernel", [](auto& k) -> auto& { return k.bwd.preprocess_kernel; });
+    rows_kernel_fields(t, "bwd.zero_kernel", [](auto& k) -> auto& { return k.bwd.zero_kernel; });
+    rows_kernel_fields(t, "bwd.convert_kernel", [](auto& k) -> auto& { return k.bwd.convert_kernel; });
+    rows_kernel_fields(t, "bwd.reduce_kernel", [](auto& k) -> auto& { return k.bwd.reduce_kernel; });
     t.push_back(text_field("bwd.mfma", ATTNSIM_SCHED(bwd.mfma)));
     t.push_back(uint_field("bwd.vgprs", ATTNSIM_SCHED(bwd.vgprs), 1, 512));
     t.push_back(uint_field("bwd.lds_bytes", ATTNSIM_SCHED(bwd.lds_bytes), 0, 1 << 24));

@@ -117,6 +117,14 @@ struct FwdSchedule {
 
 // Backward kernels: preprocess, main (a key block per workgroup looping over query blocks),
 // and dQ by atomics + convert, by a second pass, or by split slices + reduction.
+// The launch resources of one of the backward's loop-free kernels (preprocess, dQ zeroing, dQ
+// convert, dK/dV group sum), per workgroup.
+struct RowsKernelResources {
+  std::uint32_t waves = 0;         // waves (warps on NVIDIA) per workgroup; 0: the main kernel's (BwdSchedule::waves)
+  std::uint32_t vgprs = 128;       // registers per lane
+  std::uint32_t lds_bytes = 40960;
+};
+
 struct BwdSchedule {
   std::uint32_t block_m = 64;    // query rows per iteration of the main loop
   std::uint32_t block_m_masked = 0;  // query rows per iteration under a mask (0: block_m)
@@ -154,6 +162,10 @@ struct BwdSchedule {
   std::uint32_t lds_carveout = 0;  // of the main (and two-pass dQ) kernel, as FwdSchedule's
   LoopDensity loop, dq_loop;
   FixedMix prologue, epilogue, preprocess, convert;
+  // The loop-free kernels' resources; the default is aiter's (AITER-CO section 2: odo and dq_convert
+  // use 128 VGPRs and 40,960 B of LDS, with the main kernel's 4 waves).
+  RowsKernelResources preprocess_kernel, zero_kernel, convert_kernel, reduce_kernel;
+  std::string rows_kernels_source = "AITER-CO section 2 (odo and dq_convert: 128 VGPRs, 40,960 B of LDS)";
   std::vector<CodeObjectShape> shapes;  // as FwdSchedule::shapes, for the main kernel
 };
 
