@@ -40,6 +40,8 @@ struct Options {
   bool l2_probe = false;          // run the L2 probe instead (read streams and cold writes across the L2's capacity)
   bool l1_probe = false;          // run the L1 probe instead (chases of lines at strides: the L1's ways, sets and capacity)
   int placement_probe_lds = -1;   // >= 0: run the placement probe with this much dynamic LDS per workgroup (placement_probe.h)
+  int power_probe_seconds = 0;    // > 0: run the power probe, each phase this long (power_probe.h)
+  std::string power_phases, power_samples;  // --power-join: the probe's output and the sampler's, joined per phase
 };
 
 // The dispatch probe's result: how far ahead of the id sequence a workgroup started. ticket[wg] is
@@ -191,6 +193,10 @@ inline const char* kUsage =
     "                    L1's ways, set index and capacity beside 0 and 195 KiB of shared memory)\n"
     "       attnsim_gpu --placement-probe LDS_BYTES|fwd|bwd   (which compute unit each workgroup of 128 threads\n"
     "                    runs on, each with that much LDS: fwd and bwd are the d = 128 kernels' own)\n"
+    "       attnsim_gpu --power-probe SECONDS   (phases of sustained idle, matrix, FMA, exp and HBM read work,\n"
+    "                    SECONDS each, 2-60, for a clock and power sampler: validation/scripts/power_probe.sh)\n"
+    "       attnsim_gpu --power-join PROBE_OUTPUT SAMPLES [--csv FILE] [--conditions TEXT]   (each phase's median\n"
+    "                    clock and power from 'unix_ms,sm_mhz,power_w' samples; needs no GPU)\n"
     "Runs the validation kernels on random inputs, checks them against the CPU reference, times\n"
     "them and appends measurement rows for `attnsim validate`. Exit: 0 ok, 2 bad input, 3 results\n"
     "differ from the reference, 4 no GPU of this build's vendor, 1 internal error.\n";
@@ -247,6 +253,12 @@ inline Options parse_options(const std::vector<std::string>& args) {
       const std::string v = value();
       o.placement_probe_lds = v == "fwd" ? fwd_lds_bytes(128) : (v == "bwd" ? bwd_lds_bytes(128) : parse_int(a, v));
       if (o.placement_probe_lds < 0) throw BadInput("--placement-probe: expected LDS bytes >= 0, fwd or bwd");
+    } else if (a == "--power-probe") {
+      o.power_probe_seconds = parse_int(a, value());
+      if (o.power_probe_seconds < 2 || o.power_probe_seconds > 60) throw BadInput("--power-probe: expected 2 to 60 seconds per phase");
+    } else if (a == "--power-join") {
+      o.power_phases = value();
+      o.power_samples = value();
     } else {
       throw BadInput("unknown option '" + a + "'\n" + kUsage);
     }

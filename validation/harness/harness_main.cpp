@@ -12,6 +12,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "../kernels/attention_kernels.h"
@@ -21,7 +22,9 @@
 #include "../kernels/matrix_rate_probe.h"
 #include "../kernels/memory_probe.h"
 #include "../kernels/placement_probe.h"
+#include "../kernels/power_probe.h"
 #include "harness_core.h"
+#include "power_probe_core.h"
 
 namespace {
 
@@ -605,7 +608,122 @@ int run_placement_probe(const std::string& gpu, int lds) {
   return kExitOk;
 }
 
+// Milliseconds since the Unix epoch (the sampler's clock: power_probe.sh stamps its samples so).
+long long unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Calls `launch()` back to back, each waited for, for `seconds`: phase `name`, whose rate is
+// `work_per_launch` `unit` per launch over the phase's duration.
+template <class Launch>
+PowerPhase sustain(const std::string& name, int seconds, double work_per_launch, const char* unit, Launch&& launch) {
+  PowerPhase p;
+  p.name = name;
+  p.unit = unit;
+  p.start_ms = unix_ms();
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  while (elapsed() < seconds) {
+    launch_and_wait(launch);
+    ++p.launches;
+  }
+  p.end_ms = unix_ms();
+  p.rate = work_per_launch * static_cast<double>(p.launches) / elapsed();
+  return p;
+}
+
+// The iterations that make one launch of `launch_with(iterations)` last about 25 ms, from a timed
+// launch of `trial` iterations (after a warm-up one), at least `trial`.
+template <class LaunchWith>
+int iterations_for_25ms(LaunchWith&& launch_with, int trial) {
+  launch_and_wait([&] { launch_with(trial); });
+  const float ms = elapsed_ms([&] { launch_with(trial); });
+  GPU_CHECK(gpuGetLastError());
+  const double scaled = trial * 25.0 / std::max(static_cast<double>(ms), 1e-3);
+  return static_cast<int>(std::clamp(scaled, static_cast<double>(trial), 2e9));
+}
+
+// The power probe (kernels/power_probe.h with the matrix rate and memory probes' kernels): phases
+// of `seconds` each of no work, matrix work (mma() chains, kRateWaves waves per unit), FP32 FMAs and
+// exponentials (full occupancy of 256-thread workgroups) and an HBM read stream (1 GiB, 64 passes a
+// launch), each printed as a power-phase line (power_probe_core.h) for the sampler's log to be
+// joined with (--power-join). It changes no GPU setting.
+int run_power_probe(const std::string& gpu, int seconds) {
+  gpuDeviceProp prop;
+  GPU_CHECK(gpuGetDeviceProperties(&prop, 0));
+  const auto units = static_cast<unsigned>(prop.multiProcessorCount);
+  constexpr unsigned kThreads = 256;
+  const unsigned blocks = full_occupancy_workgroups(prop, kThreads);
+  std::printf("power probe on %s: %d s per phase; %u compute units; vector phases %u workgroups of %u threads x %d chains\n",
+              gpu.c_str(), seconds, units, blocks, kThreads, kPowerChains);
+  std::vector<PowerPhase> phases;
+  {
+    PowerPhase idle;
+    idle.name = "idle";
+    idle.start_ms = unix_ms();
+    std::this_thread::sleep_for(std::chrono::seconds(seconds));
+    idle.end_ms = unix_ms();
+    phases.push_back(idle);
+  }
+  DeviceArray<float> sink(std::max(units, blocks));
+  DeviceArray<long long> cycles(units);
+  const auto matrix = [&](int it) { matrix_rate_kernel<kRateChains><<<units, kRateWaves * kWaveLanes>>>(sink.ptr, cycles.ptr, it); };
+  const int matrix_it = iterations_for_25ms(matrix, 1000);
+  phases.push_back(sustain("matrix", seconds, static_cast<double>(units) * kRateWaves * kRateChains * matrix_it * kFlopPerMma, "FLOP/s",
+                           [&] { matrix(matrix_it); }));
+  const auto fma = [&](int it) { vector_power_kernel<false><<<blocks, kThreads>>>(sink.ptr, it); };
+  const int fma_it = iterations_for_25ms(fma, 1000);
+  phases.push_back(sustain("fma", seconds, 2.0 * blocks * kThreads * kPowerChains * fma_it, "FLOP/s", [&] { fma(fma_it); }));
+  const auto exps = [&](int it) { vector_power_kernel<true><<<blocks, kThreads>>>(sink.ptr, it); };
+  const int exp_it = iterations_for_25ms(exps, 1000);
+  phases.push_back(sustain("exp", seconds, 1.0 * blocks * kThreads * kPowerChains * exp_it, "exp/s", [&] { exps(exp_it); }));
+  {
+    constexpr std::uint64_t kBytes = 1ull << 30;
+    constexpr int kPasses = 64;
+    DeviceArray<Word16> src(kBytes / sizeof(Word16)), dst(1);
+    DeviceArray<std::uint32_t> word_sink(1);
+    GPU_CHECK(gpuMemset(src.ptr, 0, kBytes));
+    phases.push_back(sustain("hbm_read", seconds, static_cast<double>(kBytes) * kPasses, "B/s", [&] {
+      memory_probe_kernel<StreamPattern::read><<<blocks, kThreads>>>(src.ptr, dst.ptr, kBytes / sizeof(Word16), kPasses, word_sink.ptr);
+    }));
+  }
+  for (const PowerPhase& p : phases) std::printf("%s\n", power_phase_line(p).c_str());
+  std::printf("read: join with a clock and power sampler's log (attnsim_gpu --power-join, as validation/scripts/power_probe.sh "
+              "does): each phase's clock at its power is a point of attnsim's clock model (clock.power.*, docs/model.md).\n");
+  return kExitOk;
+}
+
+// --power-join: each phase of a power probe's output (o.power_phases) with the median clock and
+// power of the sampler's lines (o.power_samples) taken in it, as CSV rows. Needs no GPU.
+int run_power_join(const Options& o) {
+  std::ifstream probe(o.power_phases), samples_in(o.power_samples);
+  if (!probe) throw BadInput(o.power_phases + ": cannot be read");
+  if (!samples_in) throw BadInput(o.power_samples + ": cannot be read");
+  std::vector<PowerPhase> phases;
+  std::string gpu, line;
+  for (int n = 1; std::getline(probe, line); ++n) {
+    if (line.rfind("power probe on ", 0) == 0) gpu = line.substr(15, line.find(':') - 15);
+    if (auto p = parse_power_phase(line, o.power_phases + ":" + std::to_string(n))) phases.push_back(*p);
+  }
+  if (phases.empty()) throw BadInput(o.power_phases + ": no power-phase line (the output of attnsim_gpu --power-probe)");
+  std::vector<PowerSample> samples;
+  for (int n = 1; std::getline(samples_in, line); ++n) {
+    if (!line.empty()) samples.push_back(parse_power_sample(line, o.power_samples + ":" + std::to_string(n)));
+  }
+  const std::string rows = power_csv_rows(summarize_power(phases, samples, 1000), gpu, o.conditions);
+  if (o.csv.empty()) {
+    std::fputs(kPowerCsvHeader, stdout);
+    std::fputs(rows.c_str(), stdout);
+    return kExitOk;
+  }
+  std::ofstream out(o.csv);
+  if (!out) throw BadInput(o.csv + ": cannot be written");
+  out << kPowerCsvHeader << rows;
+  return kExitOk;
+}
+
 int main_checked(const Options& o) {
+  if (!o.power_phases.empty()) return run_power_join(o);
   int devices = 0;
   if (gpuGetDeviceCount(&devices) != gpuSuccess || devices == 0) {
     std::fprintf(stderr,
@@ -623,6 +741,7 @@ int main_checked(const Options& o) {
   if (o.l2_probe) return run_l2_probe(gpu, arch);
   if (o.l1_probe) return run_l1_probe(gpu);
   if (o.placement_probe_lds >= 0) return run_placement_probe(gpu, o.placement_probe_lds);
+  if (o.power_probe_seconds > 0) return run_power_probe(gpu, o.power_probe_seconds);
   const std::string cond = conditions(o, gpu);
   std::string rows;
   if (!o.profile_csvs.empty()) {
