@@ -25,6 +25,9 @@ namespace attnsim::sim {
 // valid). A set's ring runs from its most recently used tag (at `head`) to its least recently used
 // one. Empty ways hold kEmpty, which no line's tag equals. Deterministic; no allocation after
 // construction.
+// A set of 96 ways or more also counts its tags by an 11-bit key (a byte per key, saturating: a
+// count that reached 255 stays there), so that a lookup whose key no tag of the set has misses
+// without searching the set (most lookups of a wide L1 miss: an H200 set holds 56 to 512 ways).
 class LruRing {
  public:
   LruRing(std::uint64_t size_bytes, std::uint32_t ways, std::uint32_t line_bytes)
@@ -37,6 +40,7 @@ class LruRing {
     sigs_.assign(sets_ * ways_ + kSigPad, signature(kEmpty));
     parts_.assign(sets_ * ways_, 0);
     head_.assign(sets_, 0);
+    if (ways_ >= kFilterMinWays) keys_.assign(sets_ << kKeyBits, 0);
   }
 
   // Looks up the line holding `address` for the parts `parts` (a bit per part); allocates it on a
@@ -46,15 +50,57 @@ class LruRing {
     const std::uint64_t tag = set_div_.div(line);
     if (tag >= kEmpty) throw std::out_of_range("address beyond the L1 model's tag range");
     const std::uint64_t set = set_div_.mod(line);
+    return ways_ >= kFilterMinWays ? access_filtered(set, static_cast<std::uint32_t>(tag), parts)
+                                   : access_set<false>(set, static_cast<std::uint32_t>(tag), parts);
+  }
+  void invalidate() {
+    std::fill(tags_.begin(), tags_.end(), kEmpty);
+    std::fill(sigs_.begin(), sigs_.end(), signature(kEmpty));
+    std::fill(parts_.begin(), parts_.end(), 0);
+    std::fill(head_.begin(), head_.end(), 0);
+    std::fill(keys_.begin(), keys_.end(), 0);
+  }
+  // The presence filter's key of a tag (public for tests): the top bits of a multiplicative hash.
+  static constexpr std::uint32_t kFilterMinWays = 96, kKeyBits = 11;
+  static std::uint32_t key(std::uint32_t tag) { return (tag * 0x9E3779B1u) >> (32 - kKeyBits); }
+  std::uint64_t state_bytes() const { return tags_.size() * 6 + head_.size() * sizeof(std::uint32_t) + keys_.size(); }
+
+ private:
+  static constexpr std::uint32_t kEmpty = 0xFFFFFFFFu;
+  // Bytes after the last set's signatures, so that a 16-byte load at any way stays in the vector.
+  static constexpr std::size_t kSigPad = 15;
+  // A byte of the tag's bits, kept per way beside the tag: a lookup of a set of 16 ways or more
+  // compares 16 ways' bytes at a time and checks the full tag only where the byte matches (a miss in
+  // a 64-way set is 4 compares instead of 16). Any function works; this one mixes the low bits
+  // consecutive lines differ in.
+  static std::uint8_t signature(std::uint32_t tag) { return static_cast<std::uint8_t>(tag ^ (tag >> 8) ^ (tag >> 16) ^ (tag >> 24)); }
+  // The presence filter of wide sets: a count of the set's tags per key, 255 meaning "255 or more"
+  // for good.
+  static void count(std::uint8_t& c) { c = static_cast<std::uint8_t>(c + (c < 255)); }
+  static void uncount(std::uint8_t& c) { c = static_cast<std::uint8_t>(c - (c < 255)); }
+
+  // The filtered copy out of line, so that the plain one (narrow sets: the MI300X's 64 ways) keeps
+  // the code it had before the filter.
+  [[gnu::noinline]] bool access_filtered(std::uint64_t set, std::uint32_t tag, std::uint8_t parts) {
+    return access_set<true>(set, tag, parts);
+  }
+  // access() in set `set`, with or without the presence filter (one copy each, no test per step).
+  template <bool Filtered>
+  bool access_set(std::uint64_t set, std::uint32_t tag, std::uint8_t parts) {
     std::uint32_t* tags = &tags_[set * ways_];
     std::uint8_t* sigs = &sigs_[set * ways_];
     std::uint8_t* valid = &parts_[set * ways_];
     std::uint32_t& head = head_[set];
-    const std::uint32_t p = find(tags, sigs, static_cast<std::uint32_t>(tag));
+    std::uint8_t* counts = Filtered ? &keys_[set << kKeyBits] : nullptr;
+    const std::uint32_t p = Filtered && counts[key(tag)] == 0 ? ways_ : find(tags, sigs, tag);
     if (p == ways_) {  // the least recently used way sits just behind the head
       head = head == 0 ? ways_ - 1 : head - 1;
-      tags[head] = static_cast<std::uint32_t>(tag);
-      sigs[head] = signature(static_cast<std::uint32_t>(tag));
+      if constexpr (Filtered) {
+        if (tags[head] != kEmpty) uncount(counts[key(tags[head])]);
+        count(counts[key(tag)]);
+      }
+      tags[head] = tag;
+      sigs[head] = signature(tag);
       valid[head] = parts;
       return false;
     }
@@ -68,28 +114,11 @@ class LruRing {
       valid[i] = valid[prev];
       i = prev;
     }
-    tags[head] = static_cast<std::uint32_t>(tag);
-    sigs[head] = signature(static_cast<std::uint32_t>(tag));
+    tags[head] = tag;
+    sigs[head] = signature(tag);
     valid[head] = now_valid;
     return hit;
   }
-  void invalidate() {
-    std::fill(tags_.begin(), tags_.end(), kEmpty);
-    std::fill(sigs_.begin(), sigs_.end(), signature(kEmpty));
-    std::fill(parts_.begin(), parts_.end(), 0);
-    std::fill(head_.begin(), head_.end(), 0);
-  }
-  std::uint64_t state_bytes() const { return tags_.size() * 6 + head_.size() * sizeof(std::uint32_t); }
-
- private:
-  static constexpr std::uint32_t kEmpty = 0xFFFFFFFFu;
-  // Bytes after the last set's signatures, so that a 16-byte load at any way stays in the vector.
-  static constexpr std::size_t kSigPad = 15;
-  // A byte of the tag's bits, kept per way beside the tag: a lookup of a set of 16 ways or more
-  // compares 16 ways' bytes at a time and checks the full tag only where the byte matches (a miss in
-  // a 64-way set is 4 compares instead of 16). Any function works; this one mixes the low bits
-  // consecutive lines differ in.
-  static std::uint8_t signature(std::uint32_t tag) { return static_cast<std::uint8_t>(tag ^ (tag >> 8) ^ (tag >> 16) ^ (tag >> 24)); }
 
   // The way holding `tag`, or ways_.
   std::uint32_t find(const std::uint32_t* tags, const std::uint8_t* sigs, std::uint32_t tag) const {
@@ -133,6 +162,7 @@ class LruRing {
   std::vector<std::uint8_t> sigs_;   // per way: signature(tag), the ring's order
   std::vector<std::uint8_t> parts_;  // per way: the line's valid parts
   std::vector<std::uint32_t> head_;  // per set: the way of the most recently used tag
+  std::vector<std::uint8_t> keys_;   // per set of kFilterMinWays ways or more: 2^kKeyBits tag counts
 };
 
 }  // namespace attnsim::sim

@@ -30,7 +30,7 @@ TEST_CASE("the L1's recency rings hit exactly as a set-associative LRU cache of 
   // last group of 8 ways; 4: the 4-wide tag compare; 6: scalar. Scaled by 1021 (1 mod 4: the same
   // sets), the tags spread over 18 bits and their signature bytes collide.
   for (const auto& [ways, scale] : {std::pair{64u, 1ull}, std::pair{64u, 1021ull}, std::pair{120u, 1021ull},
-                                    std::pair{56u, 1ull}, std::pair{4u, 1ull}, std::pair{6u, 1ull}}) {
+                                    std::pair{56u, 1ull}, std::pair{248u, 1021ull}, std::pair{4u, 1ull}, std::pair{6u, 1ull}}) {
     CAPTURE(ways);
     CAPTURE(scale);
     LruRing ring(ways * 4 * 128, ways, 128);
@@ -49,6 +49,38 @@ TEST_CASE("the L1's recency rings hit exactly as a set-associative LRU cache of 
     CHECK(hits > 50'000);  // both outcomes occur often
     CHECK(hits < 150'000);
   }
+}
+
+TEST_CASE("a wide set's presence filter stays exact when hundreds of its tags share a key") {
+  // One set of 512 ways (the H200's L1 at its 256 KiB carve-out has 4 of them): 400 lines whose
+  // tags share one key of the filter (more than its byte counts, which then saturate), each read
+  // twice, then 600 other lines that evict them all, then the 400 again: against SetAssocCache.
+  constexpr std::uint32_t kWays = 512;
+  LruRing ring(kWays * 128, kWays, 128);
+  SetAssocCache lru(kWays * 128, kWays, 128, WritePolicy::write_through);
+  std::vector<std::uint64_t> shared, others;
+  for (std::uint32_t tag = 1; shared.size() < 400 || others.size() < 600; ++tag) {
+    (LruRing::key(tag) == LruRing::key(1) ? shared : others).push_back(tag);
+    if (others.size() > 600) others.pop_back();
+  }
+  shared.resize(400);
+  std::uint64_t hits = 0, lookups = 0;
+  const auto read = [&](std::uint64_t line) {
+    bool evicted = false;
+    std::uint64_t victim = 0;
+    const bool expected = lru.access_line(line * 128, false, evicted, victim);
+    REQUIRE(ring.access(line * 128) == expected);
+    hits += expected;
+    ++lookups;
+  };
+  for (int pass = 0; pass < 2; ++pass) {
+    for (std::uint64_t t : shared) read(t);
+  }
+  CHECK(hits == 400);  // the second pass hits every line
+  for (std::uint64_t t : others) read(t);
+  for (std::uint64_t t : shared) read(t);  // all evicted by the 600 others: misses
+  CHECK(hits == 400);
+  CHECK(lookups == 1800);
 }
 
 TEST_CASE("an L1 hit is served by the CU's L1 alone and counted as the profiler counts it") {
