@@ -286,8 +286,10 @@ Tick MemoryPath::end_kernel(Tick t, std::vector<TrafficCounters>& per_xcd) {
       continue;
     }
     l2_groups_[inst].flush_and_invalidate([&](std::uint64_t key, const GroupShape& shape, std::uint64_t dirty) {
-      for_each_line(key, shape, dirty, [&](std::uint64_t line, std::uint64_t units, std::uint32_t) {
-        mall_group_access(key, shape, units, 0);
+      // The write-throughs refresh the MALL's group once (as evict_group: a refresh neither fills
+      // nor evicts, so once per line is the same).
+      mall_group_access(key, shape, dirty, 0);
+      for_each_line(key, shape, dirty, [&](std::uint64_t line, std::uint64_t, std::uint32_t) {
         done = std::max(done, write_back(l2_channel(inst, line), line, t, c));
       });
     });
