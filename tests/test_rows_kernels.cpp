@@ -13,6 +13,7 @@
 #include "arch/config_error.h"
 #include "report/simulate_point.h"
 #include "tests/workload_fixture.h"
+#include "workloads/presets.h"
 #include "workloads/schedule.h"
 
 using namespace attnsim;
@@ -70,6 +71,11 @@ TEST_CASE("the loop-free kernels keep aiter's resources where a preset does not 
   CHECK(spec.bwd.preprocess_kernel.lds_bytes == 0);
   CHECK(spec.bwd.preprocess_kernel.vgprs == 64);
   CHECK(spec.bwd.convert_kernel.vgprs == 128);
+  CHECK(spec.bwd.rows_kernels_source.rfind("overridden (--kernel); was: AITER-CO", 0) == 0);
+  for (const std::string& name : workloads::preset_names()) {
+    CAPTURE(name);
+    CHECK_FALSE(workloads::parse_kernel_spec(name).bwd.rows_kernels_source.empty());
+  }
   const auto overridden = workgroups_per_cu("mi300x", "aiter-v3,bwd.preprocess_kernel.lds_bytes=0,bwd.preprocess_kernel.vgprs=64");
   CHECK(overridden.at("bwd_preprocess") == 8);  // 4 waves of 64 VGPRs: the 8 wave slots per SIMD bind
   CHECK(overridden.at("bwd_convert_dq") == 1);

@@ -270,13 +270,13 @@ KernelProgram forward(const Problem& p, const KernelSchedule& k, const Mask& mas
   return kp;
 }
 
-// A loop-free kernel over row blocks of the query rows (preprocess, zero, convert) or key rows (reduce).
-// Its waves per workgroup (the resources' waves, else the main kernel's).
+// A loop-free kernel's waves per workgroup: its resources' waves, else the main kernel's.
 std::uint32_t rows_kernel_waves(const KernelSchedule& k, const RowsKernelResources& r) {
   return r.waves ? r.waves : k.bwd.waves;
 }
 
-// `resources` and `field` (its schedule field, for errors): the kernel's launch resources.
+// A loop-free kernel over row blocks of the query rows (preprocess, zero, convert) or key rows
+// (reduce), launched with `resources` (`field`: their schedule field, named by a fit error).
 KernelProgram rows_kernel(const Problem& p, const KernelSchedule& k, const arch::GpuSpec& gpu, KernelKind kind,
                           const RowsKernelResources& resources, const std::string& field, std::uint32_t rows,
                           std::uint32_t heads, bool heads_are_kv, const BodyBuilder& ops) {

@@ -93,22 +93,29 @@ Field number_field(std::string name, Acc acc) {
   return f;
 }
 
+// Marks a source as overridden by --kernel (once).
+void mark_overridden(std::string& source) {
+  if (source.rfind("overridden", 0) != 0) source = "overridden (--kernel); was: " + source;
+}
+
+// `f`, whose successful set also calls mark(k).
+template <class Mark>
+Field marking(Field f, Mark mark) {
+  auto set = f.set;
+  f.set = [set, mark](KernelSchedule& k, const std::string& v) {
+    auto err = set(k, v);
+    if (!err) mark(k);
+    return err;
+  };
+  return f;
+}
+
 // The density fields of one loop: `prefix` is "fwd.loop", "bwd.loop" or "bwd.dq_loop". Overriding
 // one marks the density's source as overridden.
 template <class Acc>
 void density_fields(std::vector<Field>& t, const std::string& prefix, Acc loop) {
-  const auto mark = [loop](KernelSchedule& k) {
-    LoopDensity& d = loop(k);
-    if (d.source.rfind("overridden", 0) != 0) d.source = "overridden (--kernel); was: " + d.source;
-  };
-  const auto wrap = [mark](Field f) {
-    auto set = f.set;
-    f.set = [set, mark](KernelSchedule& k, const std::string& v) {
-      auto err = set(k, v);
-      if (!err) mark(k);
-      return err;
-    };
-    return f;
+  const auto wrap = [loop](Field f) {
+    return marking(std::move(f), [loop](KernelSchedule& k) { mark_overridden(loop(k).source); });
   };
   t.push_back(wrap(number_field(prefix + ".valu_per_score_lane", [loop](auto& k) -> auto& { return loop(k).valu_per_score_lane; })));
   t.push_back(wrap(number_field(prefix + ".mask_valu_per_score_lane",
@@ -125,11 +132,15 @@ void density_fields(std::vector<Field>& t, const std::string& prefix, Acc loop) 
 
 // The launch resources of one loop-free backward kernel: `prefix` is "bwd.preprocess_kernel",
 // "bwd.zero_kernel", "bwd.convert_kernel" or "bwd.reduce_kernel" (waves 0: the main kernel's).
+// Overriding one marks BwdSchedule::rows_kernels_source as overridden.
 template <class Acc>
 void rows_kernel_fields(std::vector<Field>& t, const std::string& prefix, Acc kernel) {
-  t.push_back(uint_field(prefix + ".waves", [kernel](auto& k) -> auto& { return kernel(k).waves; }, 0, 64));
-  t.push_back(uint_field(prefix + ".vgprs", [kernel](auto& k) -> auto& { return kernel(k).vgprs; }, 1, 512));
-  t.push_back(uint_field(prefix + ".lds_bytes", [kernel](auto& k) -> auto& { return kernel(k).lds_bytes; }, 0, 1 << 24));
+  const auto wrap = [](Field f) {
+    return marking(std::move(f), [](KernelSchedule& k) { mark_overridden(k.bwd.rows_kernels_source); });
+  };
+  t.push_back(wrap(uint_field(prefix + ".waves", [kernel](auto& k) -> auto& { return kernel(k).waves; }, 0, 64)));
+  t.push_back(wrap(uint_field(prefix + ".vgprs", [kernel](auto& k) -> auto& { return kernel(k).vgprs; }, 1, 512)));
+  t.push_back(wrap(uint_field(prefix + ".lds_bytes", [kernel](auto& k) -> auto& { return kernel(k).lds_bytes; }, 0, 1 << 24)));
 }
 
 template <class Acc>
