@@ -79,6 +79,9 @@ struct Resident {
   std::vector<Finish> table;       // finish times: [prologue | epilogue | loop ring slot] x op x lane
   std::vector<std::int64_t> ring;  // iteration held by each loop ring slot
   Tick ahead_finish = 0;  // the latest finish of the ops a producer issued ahead of the current phase
+  // Loads whose waves keep few bytes in flight (OpCost::wave_bytes_in_flight): when the workgroup's
+  // waves are through the ones issued so far (they load one after another).
+  Tick loads_free = 0;
   // Persistent kernels (KernelProgram::persistent): `gated` while the workgroup whose CU slot this
   // one took has not retired (its wave groups issue nothing); `handed_off` once this one has given
   // its slot to the next; `successor`: the workgroup gated on this one (kNoSlot: none).
@@ -397,6 +400,7 @@ class KernelRun {
     s.phase_start = s.max_finish = s.start = now;
     s.join_time = 0;
     s.ahead_finish = 0;
+    s.loads_free = now;
     std::fill(s.table.begin(), s.table.end(), kNotIssued);
     std::fill(s.ring.begin(), s.ring.end(), -1);
     s.gated = s.handed_off = false;
@@ -878,6 +882,18 @@ class KernelRun {
       if (window > f.time) {  // too few requests in flight for the latency: latency-bound
         f.time = window;
         latency = window - now;
+      }
+      if (const std::uint32_t per_wave = op.op->cost.wave_bytes_in_flight; per_wave && !workloads::is_store(a)) {
+        // The workgroup's waves keep per_wave bytes each in flight: each line's bytes hold that
+        // capacity for the line's round trip (Little's law), after the loads issued before.
+        const std::uint64_t capacity = std::uint64_t{per_wave} * shape_.kp->waves;
+        const auto held = static_cast<Tick>(static_cast<double>(b.latency_sum) * static_cast<double>(memory_.line_bytes()) /
+                                            static_cast<double>(capacity));
+        s.loads_free = std::max(now, s.loads_free) + held;
+        if (s.loads_free > f.time) {
+          f = Finish{s.loads_free, FinishCause{WaitCause::l2, 0}};
+          latency = s.loads_free - now;
+        }
       }
     }
     // Tiles loaded straight into the LDS (or staged through it) are written there by every wave.

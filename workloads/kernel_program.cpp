@@ -127,6 +127,14 @@ OpCost mem_cost(double lds_write) {
   return c;
 }
 
+// A loop's tile load that writes `lds_write` bytes of LDS, each wave keeping `in_flight` bytes in
+// flight (the schedule's loop_load_bytes_in_flight; 0: no limit of its own).
+OpCost loop_load_cost(double lds_write, std::uint32_t in_flight) {
+  OpCost c = mem_cost(lds_write);
+  c.wave_bytes_in_flight = in_flight;
+  return c;
+}
+
 // A load whose instructions look up each L1 unit `l1_lookups` times (schedule's *_l1_lookups).
 OpCost lookups_cost(std::uint32_t l1_lookups) {
   OpCost c;
@@ -245,8 +253,11 @@ KernelProgram forward(const Problem& p, const KernelSchedule& k, const Mask& mas
   kp.prologue = pro.compile();
 
   BodyBuilder body("fwd loop");
-  body.op("load_k", Action::load_k, Pipe::memory, mem_cost(d.lds_write_per_tile_byte * k_tile), {}, TensorId::k, RowsOf::inner)
-      .op("load_v", Action::load_v, Pipe::memory, mem_cost(d.lds_write_per_tile_byte * v_tile), {}, TensorId::v, RowsOf::inner)
+  const std::uint32_t in_flight = s.loop_load_bytes_in_flight;
+  body.op("load_k", Action::load_k, Pipe::memory, loop_load_cost(d.lds_write_per_tile_byte * k_tile, in_flight), {}, TensorId::k,
+          RowsOf::inner)
+      .op("load_v", Action::load_v, Pipe::memory, loop_load_cost(d.lds_write_per_tile_byte * v_tile, in_flight), {}, TensorId::v,
+          RowsOf::inner)
       .op("qk", Action::qk, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_qk), d.lds_read_per_tile_byte * k_tile), {"load_k"})
       .op("softmax", Action::online_softmax, Pipe::vector,
           vector_cost(rounded(d.valu_per_score_lane * lanes), static_cast<std::uint32_t>(lanes) + d.extra_trans,
@@ -343,11 +354,13 @@ KernelProgram backward_main(const Problem& p, const KernelSchedule& k, const Mas
   kp.prologue = pro.compile();
 
   BodyBuilder b("bwd_dkdv loop");
-  b.op("load_q", Action::load_q, Pipe::memory, mem_cost(d.lds_write_per_tile_byte * q_tile), {}, TensorId::q, RowsOf::inner)
-      .op("load_do", Action::load_do, Pipe::memory, mem_cost(d.lds_write_per_tile_byte * do_tile), {}, TensorId::d_o,
-          RowsOf::inner)
-      .op("load_lse", Action::load_lse, Pipe::memory, {}, {}, TensorId::lse, RowsOf::inner)
-      .op("load_delta", Action::load_delta, Pipe::memory, {}, {}, TensorId::delta, RowsOf::inner);
+  const std::uint32_t in_flight = s.loop_load_bytes_in_flight;
+  b.op("load_q", Action::load_q, Pipe::memory, loop_load_cost(d.lds_write_per_tile_byte * q_tile, in_flight), {}, TensorId::q,
+       RowsOf::inner)
+      .op("load_do", Action::load_do, Pipe::memory, loop_load_cost(d.lds_write_per_tile_byte * do_tile, in_flight), {},
+          TensorId::d_o, RowsOf::inner)
+      .op("load_lse", Action::load_lse, Pipe::memory, loop_load_cost(0, in_flight), {}, TensorId::lse, RowsOf::inner)
+      .op("load_delta", Action::load_delta, Pipe::memory, loop_load_cost(0, in_flight), {}, TensorId::delta, RowsOf::inner);
   const std::uint32_t gemms = s.dq == DqMode::two_pass ? 4 : 5;
   backward_loop_ops(b, lc, d, p, bm, bn, true, q_tile + do_tile, gemms);
   const double lds_total = d.lds_read_per_tile_byte * (q_tile + do_tile);

@@ -225,6 +225,7 @@ const std::vector<Field>& fields() {
     t.push_back(uint_field("fwd.lds_bytes", ATTNSIM_SCHED(fwd.lds_bytes), 0, 1 << 24));
     t.push_back(uint_field("fwd.lds_carveout", ATTNSIM_SCHED(fwd.lds_carveout), 0, 1 << 24));
     t.push_back(uint_field("fwd.q_l1_lookups", ATTNSIM_SCHED(fwd.q_l1_lookups), 1, 256));
+    t.push_back(uint_field("fwd.loop_load_bytes_in_flight", ATTNSIM_SCHED(fwd.loop_load_bytes_in_flight), 0, 1u << 20));
     t.push_back(uint_field("bwd.block_m", ATTNSIM_SCHED(bwd.block_m), 1, 4096));
     t.push_back(uint_field("bwd.block_m_masked", ATTNSIM_SCHED(bwd.block_m_masked), 0, 4096));
     t.push_back(uint_field("bwd.block_n", ATTNSIM_SCHED(bwd.block_n), 1, 4096));
@@ -249,6 +250,7 @@ const std::vector<Field>& fields() {
     t.push_back(uint_field("bwd.k_l1_lookups", ATTNSIM_SCHED(bwd.k_l1_lookups), 1, 256));
     t.push_back(uint_field("bwd.v_l1_lookups", ATTNSIM_SCHED(bwd.v_l1_lookups), 1, 256));
     t.push_back(uint_field("bwd.preprocess_l1_lookups", ATTNSIM_SCHED(bwd.preprocess_l1_lookups), 1, 256));
+    t.push_back(uint_field("bwd.loop_load_bytes_in_flight", ATTNSIM_SCHED(bwd.loop_load_bytes_in_flight), 0, 1u << 20));
     rows_kernel_fields(t, "bwd.preprocess_kernel", [](auto& k) -> auto& { return k.bwd.preprocess_kernel; });
     rows_kernel_fields(t, "bwd.zero_kernel", [](auto& k) -> auto& { return k.bwd.zero_kernel; });
     rows_kernel_fields(t, "bwd.convert_kernel", [](auto& k) -> auto& { return k.bwd.convert_kernel; });

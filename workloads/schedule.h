@@ -108,6 +108,10 @@ struct FwdSchedule {
   // single elements in a matrix fragment's layout, each unit looked up by several instructions
   // (docs/model.md, **Counters**). The repeats hit; they change the L1 counters, not the traffic.
   std::uint32_t q_l1_lookups = 1;
+  // Bytes each wave keeps in flight while it loads the loop's tiles (0: no limit of the kernel's own,
+  // only the CU's window, cu.memory_inflight_lines): a kernel that waits for each load before the
+  // next (a load into registers, then its store to the LDS) has one load instruction's bytes.
+  std::uint32_t loop_load_bytes_in_flight = 0;
   LoopDensity loop;
   FixedMix prologue, epilogue;
   // The shapes its code objects cover (a precompiled kernel); empty: any head dimension and dtype
@@ -157,6 +161,7 @@ struct BwdSchedule {
   // L1 tag lookups per profiler unit (as FwdSchedule::q_l1_lookups) of the main kernel's prologue
   // K and V loads and of the preprocess's O and dO loads.
   std::uint32_t k_l1_lookups = 1, v_l1_lookups = 1, preprocess_l1_lookups = 1;
+  std::uint32_t loop_load_bytes_in_flight = 0;  // of the main kernel's loop loads, as FwdSchedule's
   std::string mfma;
   std::uint32_t vgprs = 0, lds_bytes = 0;
   std::uint32_t lds_carveout = 0;  // of the main (and two-pass dQ) kernel, as FwdSchedule's

@@ -55,6 +55,10 @@ struct OpCost {
   // Memory loads: L1 tag lookups per unit the profiler counts (32 B sector on NVIDIA, 128 B line on
   // AMD) the waves' load instructions make; the ones after the first hit (FwdSchedule::q_l1_lookups).
   std::uint32_t l1_lookups = 1;
+  // Memory loads: the bytes each wave keeps in flight while the operation loads (0: no limit of the
+  // kernel's own, only the CU's window), e.g. 64 for a warp that loads one 2-byte element per lane
+  // and waits for it before the next (FwdSchedule::loop_load_bytes_in_flight).
+  std::uint32_t wave_bytes_in_flight = 0;
   // Pipe instructions and barriers (a body's critical path). Issue-only instructions are left out:
   // counted from a code object they include its s_barriers, which `barriers` counts already.
   std::uint64_t instructions() const { return issued_mfma() + valu + trans + barriers; }
