@@ -19,11 +19,11 @@ GroupCache::GroupCache(std::uint64_t capacity_bytes, std::uint32_t max_groups)
   shift_ = 64 - bits;
 }
 
-std::uint32_t GroupCache::find(std::uint64_t key) const {
+std::uint64_t GroupCache::slot_for(std::uint64_t key) const {
   const std::uint64_t mask = table_.size() - 1;
   for (std::uint64_t s = slot_of(key);; s = (s + 1) & mask) {
     const std::uint32_t g = table_[s];
-    if (g == kNone || groups_[g].key() == key) return g;
+    if (g == kNone || groups_[g].key() == key) return s;
   }
 }
 
@@ -42,15 +42,12 @@ void GroupCache::reject_key(std::uint64_t key) {
   throw std::out_of_range("GroupCache: address " + std::to_string(key) + " beyond the 48-bit key");
 }
 
-std::uint32_t GroupCache::insert(std::uint64_t key, const GroupShape& shape) {
+std::uint32_t GroupCache::insert_at(std::uint64_t slot, std::uint64_t key, const GroupShape& shape) {
   const std::uint64_t tagged = key | shape_index(shape) << kKeyBits;
   const std::uint32_t g = free_.back();
   free_.pop_back();
   groups_[g] = Group{tagged, 0, 0, kNone, kNone};
-  const std::uint64_t mask = table_.size() - 1;
-  std::uint64_t s = slot_of(key);
-  while (table_[s] != kNone) s = (s + 1) & mask;
-  table_[s] = g;
+  table_[slot] = g;
   ++count_;
   return g;
 }

@@ -77,8 +77,11 @@ class GroupCache {
   const GroupShape& shape_of(const Group& g) const { return shapes_[g.tagged >> kKeyBits]; }
   std::uint64_t shape_index(const GroupShape& shape);
   [[noreturn]] static void reject_key(std::uint64_t key);
-  std::uint32_t find(std::uint64_t key) const;  // group index or kNone
-  std::uint32_t insert(std::uint64_t key, const GroupShape& shape);
+  // The table slot that holds `key`, or the empty slot that ends its probe run (where an insert of
+  // `key` goes while the table does not change).
+  std::uint64_t slot_for(std::uint64_t key) const;
+  // Takes a free group for `key` and puts it in table slot `slot` (slot_for(key), no change since).
+  std::uint32_t insert_at(std::uint64_t slot, std::uint64_t key, const GroupShape& shape);
   void erase_slot(std::uint64_t key);
   void unlink(std::uint32_t g);
   void push_front(std::uint32_t g);
@@ -125,16 +128,21 @@ void GroupCache::evict_lru(std::uint32_t keep, OnEvict&& on_evict) {
 template <class OnEvict>
 std::uint64_t GroupCache::access(std::uint64_t key, const GroupShape& shape, std::uint64_t mask, std::uint64_t fill,
                                  std::uint64_t dirty, OnEvict&& on_evict) {
-  std::uint32_t g = find(key);
+  std::uint64_t slot = slot_for(key);
+  std::uint32_t g = table_[slot];
   if (g == kNone) {
     if (fill == 0) return 0;
     if (key > kKeyMask) reject_key(key);  // before anything changes
-    if (free_.empty()) evict_lru(kNone, on_evict);
-    g = insert(key, shape);
-  } else {
+    if (free_.empty()) {
+      evict_lru(kNone, on_evict);
+      slot = slot_for(key);  // the eviction moved entries of the table
+    }
+    g = insert_at(slot, key, shape);
+    push_front(g);
+  } else if (g != head_) {
     unlink(g);
+    push_front(g);
   }
-  push_front(g);
   Group& e = groups_[g];
   const std::uint64_t hits = e.valid & mask;
   const std::uint64_t added = fill & ~e.valid;

@@ -33,38 +33,40 @@ class HbmWriteQueues {
         burst_(std::max<std::uint64_t>(1, burst_bytes)),
         turnaround_(turnaround),
         drained_(channels * entries_, 0),
-        next_(channels, 0),
-        drain_(channels, BandwidthServer(bytes_per_second)),
-        pending_(channels, 0),
-        reads_at_switch_(channels, 0) {}
+        channels_(channels, Channel{0, BandwidthServer(bytes_per_second), 0, 0}) {}
 
   Accepted accept(std::uint32_t ch, Tick arrival, std::uint64_t bytes, double channel_bytes) {
-    Tick& entry = drained_[ch * entries_ + next_[ch]];
-    if (++next_[ch] == entries_) next_[ch] = 0;
+    Channel& c = channels_[ch];
+    Tick& entry = drained_[ch * entries_ + c.next];
+    if (++c.next == entries_) c.next = 0;
     Accepted a;
     a.at = std::max(arrival, entry);  // the write `entries` places back has drained
-    const double reads = channel_bytes - static_cast<double>(drain_[ch].bytes());  // bytes not written here
-    entry = drain_[ch].serve(a.at, bytes);
-    pending_[ch] += bytes;
-    if (pending_[ch] >= burst_) {
-      pending_[ch] -= burst_;
-      if (reads > reads_at_switch_[ch]) {
+    const double reads = channel_bytes - static_cast<double>(c.drain.bytes());  // bytes not written here
+    entry = c.drain.serve(a.at, bytes);
+    c.pending += bytes;
+    if (c.pending >= burst_) {
+      c.pending -= burst_;
+      if (reads > c.reads_at_switch) {
         a.turnaround = turnaround_;
-        reads_at_switch_[ch] = reads;
+        c.reads_at_switch = reads;
       }
     }
     return a;
   }
 
  private:
+  // One channel's controller, together so that a write touches one host cache line (beside its entry).
+  struct Channel {
+    std::size_t next = 0;          // the entry the next write takes
+    BandwidthServer drain;         // its writes draining in order at its rate
+    std::uint64_t pending = 0;     // bytes written since the last burst boundary
+    double reads_at_switch = 0;    // other bytes it had served at its last switch
+  };
   std::size_t entries_ = 1;
   std::uint64_t burst_ = 1;
   Tick turnaround_ = 0;
-  std::vector<Tick> drained_;           // per channel and entry: when the entry's write has drained
-  std::vector<std::size_t> next_;       // per channel: the entry the next write takes
-  std::vector<BandwidthServer> drain_;  // per channel: its writes draining in order at its rate
-  std::vector<std::uint64_t> pending_;  // per channel: bytes written since the last burst boundary
-  std::vector<double> reads_at_switch_; // per channel: other bytes it had served at its last switch
+  std::vector<Tick> drained_;      // per channel and entry: when the entry's write has drained
+  std::vector<Channel> channels_;
 };
 
 }  // namespace attnsim::sim

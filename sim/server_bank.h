@@ -22,46 +22,52 @@ namespace attnsim::sim {
 class ServerBank {
  public:
   ServerBank() = default;
-  ServerBank(std::size_t channels, double bytes_per_second)
-      : own_(channels, 0), own_busy_(channels, 0), own_bytes_(channels, 0), ps_per_byte_(1e12 / bytes_per_second) {}
+  ServerBank(std::size_t channels, double bytes_per_second) : channels_(channels), ps_per_byte_(1e12 / bytes_per_second) {}
 
-  std::size_t size() const { return own_.size(); }
-  Tick free_at(std::uint32_t ch) const { return std::max(own_[ch] + shift_, floor_); }
+  std::size_t size() const { return channels_.size(); }
+  Tick free_at(std::uint32_t ch) const { return std::max(channels_[ch].own + shift_, floor_); }
   // `extra`: time the channel loses beyond the bytes' transfer (a bus turnaround), busy but no bytes.
   Tick serve(std::uint32_t ch, Tick arrival, std::uint64_t bytes, Tick extra = 0) {
     const Tick d = transfer_time(bytes, ps_per_byte_) + extra;
-    const Tick end = std::max(arrival, free_at(ch)) + d;
-    own_[ch] = end - shift_;
-    max_own_ = std::max(max_own_, own_[ch]);
-    own_busy_[ch] += d;
-    own_bytes_[ch] += bytes;
+    Channel& c = channels_[ch];
+    const Tick end = std::max(arrival, std::max(c.own + shift_, floor_)) + d;
+    c.own = end - shift_;
+    max_own_ = std::max(max_own_, c.own);
+    c.busy += d;
+    c.bytes += bytes;
     return end;
   }
   Tick serve_each(Tick arrival, std::uint64_t bytes) {
-    const Tick d = transfer_time(bytes, ps_per_byte_ / static_cast<double>(own_.size()));
+    const Tick d = transfer_time(bytes, ps_per_byte_ / static_cast<double>(channels_.size()));
     shift_ += d;
     floor_ = std::max(arrival, floor_) + d;
     each_busy_ += d;
     each_bytes_ += bytes;
+    each_share_ = static_cast<double>(each_bytes_) / static_cast<double>(channels_.size());
     return std::max(max_own_ + shift_, floor_);
   }
   Tick busy() const {
-    Tick sum = each_busy_ * static_cast<Tick>(own_.size());
-    for (const Tick b : own_busy_) sum += b;
+    Tick sum = each_busy_ * static_cast<Tick>(channels_.size());
+    for (const Channel& c : channels_) sum += c.busy;
     return sum;
   }
-  Tick busy(std::uint32_t ch) const { return own_busy_[ch] + each_busy_; }
+  Tick busy(std::uint32_t ch) const { return channels_[ch].busy + each_busy_; }
   double bytes(std::uint32_t ch) const {
-    return static_cast<double>(own_bytes_[ch]) + static_cast<double>(each_bytes_) / static_cast<double>(own_.size());
+    return static_cast<double>(channels_[ch].bytes) + each_share_;
   }
 
  private:
-  std::vector<Tick> own_;  // each channel's free time, less shift_
-  std::vector<Tick> own_busy_;             // each channel's busy time from serve()
-  std::vector<std::uint64_t> own_bytes_;   // and bytes
+  // One channel's state, together so that a serve touches one host cache line.
+  struct Channel {
+    Tick own = 0;             // free time, less shift_
+    Tick busy = 0;            // busy time from serve()
+    std::uint64_t bytes = 0;  // and bytes
+  };
+  std::vector<Channel> channels_;
   Tick shift_ = 0, floor_ = 0, max_own_ = 0;
   Tick each_busy_ = 0;                     // every channel's busy time from serve_each()
   std::uint64_t each_bytes_ = 0;           // bytes spread evenly by serve_each()
+  double each_share_ = 0;                  // each channel's share of them
   double ps_per_byte_ = 1;
 };
 
