@@ -76,7 +76,12 @@ TEST_CASE("L1 lookups per sector are schedule fields of at least 1") {
   CHECK(workloads::parse_kernel_spec("ref-cuda").bwd.k_l1_lookups == 5);
   CHECK(workloads::parse_kernel_spec("ref-cuda").bwd.v_l1_lookups == 4);
   CHECK(workloads::parse_kernel_spec("ref-cuda").bwd.preprocess_l1_lookups == 16);
-  CHECK(workloads::parse_kernel_spec("ref-hip").bwd.preprocess_l1_lookups == 1);
+  // hipcc 5.2 gfx940's code (workloads/presets.cpp): per 128 B line, the MFMA A fragments' 16 loads,
+  // K's LDS tile once more, and the preprocess's 64 single-element loads.
+  CHECK(workloads::parse_kernel_spec("ref-hip").fwd.q_l1_lookups == 16);
+  CHECK(workloads::parse_kernel_spec("ref-hip").bwd.k_l1_lookups == 17);
+  CHECK(workloads::parse_kernel_spec("ref-hip").bwd.v_l1_lookups == 16);
+  CHECK(workloads::parse_kernel_spec("ref-hip").bwd.preprocess_l1_lookups == 64);
   CHECK(workloads::parse_kernel_spec("aiter-v3").fwd.q_l1_lookups == 1);
   CHECK_THROWS_WITH(workloads::parse_kernel_spec("ref-cuda,fwd.q_l1_lookups=0"),
                     doctest::Contains("fwd.q_l1_lookups"));
@@ -86,8 +91,11 @@ TEST_CASE("on AMD the repeated lookups are TCP accesses that hit and the hit rat
   // The preprocess of B=1 Hq=4 N=256 d=128 on MI300X: O and dO are 2 x 4 x 256 rows of 256 B, each
   // row two 128 B lines: 4,096 line requests looked up once. With 8 lookups per line the TCP sees
   // 7 x 4,096 more accesses, all hits; the L2 sees the same requests.
-  const auto once = counters_by_kernel("mi300x", "ref-hip", "bwd", 4, 256).at("bwd_preprocess");
+  const auto once = counters_by_kernel("mi300x", "ref-hip,bwd.preprocess_l1_lookups=1", "bwd", 4, 256).at("bwd_preprocess");
   const auto eight = counters_by_kernel("mi300x", "ref-hip,bwd.preprocess_l1_lookups=8", "bwd", 4, 256).at("bwd_preprocess");
+  const auto preset = counters_by_kernel("mi300x", "ref-hip", "bwd", 4, 256).at("bwd_preprocess");  // 64 per line
+  CHECK(preset["TCP_TOTAL_CACHE_ACCESSES"].get<std::uint64_t>() - once["TCP_TOTAL_CACHE_ACCESSES"].get<std::uint64_t>() ==
+        63 * 4096);
   CHECK(once["TCP_TOTAL_CACHE_ACCESSES"].get<std::uint64_t>() - once["TCP_TCC_WRITE_REQ"].get<std::uint64_t>() == 4096);
   CHECK(eight["TCP_TOTAL_CACHE_ACCESSES"].get<std::uint64_t>() - once["TCP_TOTAL_CACHE_ACCESSES"].get<std::uint64_t>() ==
         7 * 4096);

@@ -449,14 +449,20 @@ KernelSchedule validation_kernels(bool amd) {
   // 2 (lane % 4) + {0, 1, 8, 9}), so each instruction touches one sector in each of 8 rows and 4 of
   // the 8 touch each sector: 4 lookups, 3 of them hits. ncu on the H200 (H200-REF, d = 128, B = 1,
   // 16 heads, N = 4096): 69,206,016 sectors = 67,108,864 of K and V tiles (coalesced, 1 each) +
-  // 4 x 524,288 of Q. On AMD the lookups are counted per line of a wave's instruction (not derived:
-  // ref-hip keeps 1).
-  f.q_l1_lookups = amd ? 1 : 4;
+  // 4 x 524,288 of Q. On AMD the TCP counts a lookup per line a wave's instruction touches: the
+  // 16x16x16 MFMA's A fragment (a lane's 4 elements in row lane % 16, columns 4 (lane / 16) + i)
+  // makes each global_load_ushort touch one line in each of 16 rows (bytes 2i .. 2i + 25 of a
+  // 16-column group's 32), so each 128 B line of Q is looked up by 4 (i) x 4 (16-column groups) =
+  // 16 instructions (hipcc 5.2 gfx940 code of attention_fwd: offsets 0, 2, 4, 6, 32, ... from one
+  // address per lane).
+  f.q_l1_lookups = amd ? 16 : 4;
   // The loop's K and V tiles are loaded element by element, each load waiting for its store to the
   // LDS: on NVIDIA each LDG.E.U16 is followed by its STS.U16 (H200-REF: ref_kernels.sass), so a
   // warp keeps one 2-byte load per lane, 64 B, in flight (57 % of the forward's stall samples are
-  // on it, ncu long scoreboard). hipcc's AMD code was not read for it (0: no limit of its own).
-  f.loop_load_bytes_in_flight = amd ? 0 : 64;
+  // on it, ncu long scoreboard). On AMD hipcc issues the K and the V element's global_load_ushort
+  // together, then `s_waitcnt vmcnt(1)`, ds_write_b16, `s_waitcnt vmcnt(0)`, ds_write_b16 (hipcc 5.2
+  // gfx940 code of attention_fwd<128>'s tile loop): two 2-byte loads per lane, 256 B per wave.
+  f.loop_load_bytes_in_flight = amd ? 256 : 64;
   const auto as_estimate = [&](auto counts) {
     counts.source = mix;
     return counts;
@@ -491,13 +497,18 @@ KernelSchedule validation_kernels(bool amd) {
   // reads one row per thread, element by element, so 16 instructions look up each 32 B sector of
   // O and dO. ncu (H200-REF, d = 128, B = 1, N = 4096): the main kernel's 72,876,032 sectors =
   // 67,108,864 of Q and dO tiles + 1,048,576 of LSE and delta + (5 + 4) x 524,288 of K and V; the
-  // preprocess's 16,777,216 = 16 x 1,048,576 (15,726,396 of them hits).
-  b.k_l1_lookups = amd ? 1 : 5;
-  b.v_l1_lookups = amd ? 1 : 4;
-  b.preprocess_l1_lookups = amd ? 1 : 16;
+  // preprocess's 16,777,216 = 16 x 1,048,576 (15,726,396 of them hits). On AMD, per line (as the
+  // forward's Q): the K and V fragments 16 each, K's LDS tile 1 more; the preprocess's loop is not
+  // unrolled (hipcc 5.2 gfx940: one global_load_ushort of O and one of dO per element), so each of
+  // a line's 64 elements is an instruction that looks the line up: 64.
+  b.k_l1_lookups = amd ? 17 : 5;
+  b.v_l1_lookups = amd ? 16 : 4;
+  b.preprocess_l1_lookups = amd ? 64 : 16;
   // The loop's Q and dO tiles as the forward's K and V (ref_kernels.sass: LDG.E.U16 then STS.U16,
-  // now and then two pairs at once; the LSE and delta rows by 4-byte loads, two to eight at once).
-  b.loop_load_bytes_in_flight = amd ? 0 : 64;
+  // now and then two pairs at once; the LSE and delta rows by 4-byte loads, two to eight at once;
+  // hipcc 5.2 gfx940: a Q and a dO element's global_load_ushort together, then their waits and
+  // ds_write_b16s, 256 B per wave, as the forward's K and V).
+  b.loop_load_bytes_in_flight = amd ? 256 : 64;
   b.loop = as_estimate(aiter_bwd_density(false));
   b.dq_loop = b.loop;
   b.prologue = as_estimate(aiter_bwd_prologue());
