@@ -23,6 +23,7 @@ ComputeUnit::ComputeUnit(const arch::GpuSpec& gpu, double engine_hz, Tick start)
       vector_free_(gpu.cu.simds, start),
       lds_(static_cast<double>(gpu.cu.lds_bandwidth.value) * engine_hz),
       l1_(static_cast<double>(gpu.l1.bandwidth.value) * engine_hz),
+      l1_bytes_per_clock_(gpu.l1.bandwidth.value),
       window_(1e12 * gpu.cu.memory_inflight_lines) {}  // slots x (ps of slot time per ps)
 
 Tick ComputeUnit::compute(Tick now, const GroupWork& w, const PipeCosts& pc, WaitCause* bound) {

@@ -71,6 +71,13 @@ class ComputeUnit {
     lds_.prune(now);  // presented in time order, as compute operations
     return l1_.serve(now, bytes);
   }
+  // A memory operation of `bytes` (issued at `now` by issue()) whose L1 lookups are `lookups`
+  // wavefronts, one per clock through the L1's data stage: charges the clocks they take beyond the
+  // bytes' issue time and returns when the last one is through.
+  Tick lookups(Tick now, std::uint64_t lookups, std::uint64_t bytes) {
+    const std::uint64_t as_bytes = lookups * l1_bytes_per_clock_;
+    return l1_.serve(now, as_bytes > bytes ? as_bytes - bytes : 0);
+  }
   // Holds the window of outstanding line requests for a memory operation issued at `now` whose
   // requests each hold a slot for their round trip, `slot_time` in all: when the operation's last
   // request has had its slot. The window is `memory_inflight_lines` slots served as one (Little's
@@ -91,6 +98,7 @@ class ComputeUnit {
   std::vector<Tick> matrix_free_, vector_free_;
   BackfillServer lds_;  // tile loads write it when their data arrives, ahead of the ops issued meanwhile
   BandwidthServer l1_;
+  std::uint64_t l1_bytes_per_clock_ = 0;  // l1.bandwidth: a wavefront's clock on l1_
   BandwidthServer window_;  // slot time of outstanding line requests, `memory_inflight_lines` slots
   Tick matrix_busy_ = 0, vector_busy_ = 0;
   Tick busy_union_ = 0;        // time some pipe of a SIMD was busy, summed over SIMDs

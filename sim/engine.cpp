@@ -873,7 +873,14 @@ class KernelRun {
         const std::uint64_t looked_up = repeats ? c.l1_read_lookups(gpu_.vendor) : 0;
         b = approximate ? memory_.read_spans(s.xcd, s.cu, spans_.data(), spans_.size(), now, c)
                         : memory_.read_batch(s.xcd, s.cu, lines_.data(), lines_.size(), now, c);
-        if (repeats) c.add_l1_repeat_hits(gpu_.vendor, repeats * (c.l1_read_lookups(gpu_.vendor) - looked_up));
+        if (repeats) {
+          const std::uint64_t lookups = c.l1_read_lookups(gpu_.vendor) - looked_up;  // each unit's first
+          c.add_l1_repeat_hits(gpu_.vendor, repeats * lookups);
+          // Such a load's lanes each touch another line, so each lookup is a wavefront of its own
+          // through the L1's data stage, one per clock (docs/model.md, **Counters**).
+          const Tick looked = cu.lookups(now, (repeats + 1) * lookups, bytes);
+          if (looked > b.finish) b = BatchTiming{looked, b.latency_sum, WaitCause::l2, b.latency};
+        }
       }
       f = Finish{b.finish, FinishCause{b.bound, 0}};
       latency = b.latency;

@@ -13,6 +13,7 @@
 #include "config_fixture.h"
 #include "report/simulate_point.h"
 #include "sim/memory_path.h"
+#include "point_fixture.h"
 #include "workload_fixture.h"
 
 using namespace attnsim;
@@ -100,15 +101,8 @@ namespace {
 // A forward whose Q, K and V (2 heads of 1024 rows) fit every cache, simulated cold or after a
 // warm-up run of itself.
 nlohmann::json small_forward(const std::string& arch, const std::string& kernel, std::uint32_t d, bool warm) {
-  report::PointSpec s;
-  s.arch = arch;
-  s.kernel = kernel;
-  s.direction = "fwd";
-  s.problem.batch = 1;
-  s.problem.heads_q = s.problem.heads_kv = 2;
-  s.problem.seqlen_q = s.problem.seqlen_k = 1024;
+  report::PointSpec s = test::point_spec(arch, kernel, "fwd", 2, 1024);
   s.problem.head_dim_qk = s.problem.head_dim_v = d;
-  s.problem.causal = false;
   s.warm_up = warm;
   return report::simulate_point(s);
 }

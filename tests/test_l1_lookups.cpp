@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "report/simulate_point.h"
+#include "tests/point_fixture.h"
 #include "workloads/schedule.h"
 
 using namespace attnsim;
@@ -24,13 +25,7 @@ constexpr const char* kHits = "l1tex__t_sectors_pipe_lsu_mem_global_op_ld_lookup
 // starting with empty caches (as ncu's --cache-control all).
 std::map<std::string, nlohmann::json> counters_by_kernel(const char* arch, const std::string& kernel, const char* direction,
                                                          std::uint32_t heads, std::uint64_t seqlen, bool approximate = false) {
-  report::PointSpec s;
-  s.arch = arch;
-  s.kernel = kernel;
-  s.direction = direction;
-  s.problem.batch = 1;
-  s.problem.heads_q = s.problem.heads_kv = heads;
-  s.problem.seqlen_q = s.problem.seqlen_k = seqlen;
+  report::PointSpec s = test::point_spec(arch, kernel, direction, heads, seqlen);
   s.empty_caches_per_kernel = true;
   s.approximate = approximate;
   const nlohmann::json result = report::simulate_point(s);
@@ -103,4 +98,28 @@ TEST_CASE("on AMD the repeated lookups are TCP accesses that hit and the hit rat
   CHECK(eight["TCC_REQ"] == once["TCC_REQ"]);
   // 1 - TCP_TCC_READ_REQ / read accesses: 4,096 misses of 32,768 lookups.
   CHECK(eight["l1_read_hit_rate"].get<double>() == doctest::Approx(1.0 - 4096.0 / 32768.0));
+}
+
+TEST_CASE("a load of single elements takes a clock per L1 lookup through the data stage") {
+  // The preprocess of B=1 Hq=4 N=256 d=128 on the H200 at a pinned 1.5 GHz: 4 workgroups of 256
+  // rows, one per SM, each reading 256 rows of O and dO (2 x 256 x 8 sectors) and looking each
+  // sector up 16 times: 65,536 wavefronts, one per clock (H200-REF: the measured preprocess's
+  // l1tex__data_pipe_lsu_wavefronts, 127,405 per SM, equal its 16,777,216 sector lookups / 132 in
+  // 131,208 active cycles), 43.69 us. Coalesced (one lookup per sector), its 128 KiB pass the
+  // L1 at 128 B per clock in 0.68 us and the kernel is latency-bound, far shorter.
+  const auto time_of = [](const std::string& kernel) {
+    report::PointSpec s = test::point_spec("h200", kernel, "bwd", 4, 256);
+    s.sets = {"clock.engine=1.5GHz"};
+    const nlohmann::json r = report::simulate_point(s);
+    for (const auto& k : r["kernels"]) {
+      if (k["name"] == "bwd_preprocess") return k["end_us"].get<double>() - k["start_us"].get<double>();  // from its start
+    }
+    FAIL("no preprocess kernel");
+    return 0.0;
+  };
+  const double wavefronts_us = 65536 / 1.5e9 * 1e6;
+  const double element_wise = time_of("ref-cuda"), coalesced = time_of("ref-cuda,bwd.preprocess_l1_lookups=1");
+  CHECK(element_wise >= wavefronts_us);
+  CHECK(element_wise <= wavefronts_us + 3.0);  // and the last lookups' round trip
+  CHECK(coalesced < wavefronts_us / 4);
 }

@@ -12,6 +12,7 @@
 
 #include "arch/config_error.h"
 #include "report/simulate_point.h"
+#include "tests/point_fixture.h"
 #include "tests/workload_fixture.h"
 #include "workloads/presets.h"
 #include "workloads/schedule.h"
@@ -21,13 +22,7 @@ using namespace attnsim;
 namespace {
 // Workgroups per CU of each kernel of a B=1, 16-head, d = 128, N = 1024 backward.
 std::map<std::string, std::uint64_t> workgroups_per_cu(const char* arch, const char* kernel) {
-  report::PointSpec s;
-  s.arch = arch;
-  s.kernel = kernel;
-  s.direction = "bwd";
-  s.problem.batch = 1;
-  s.problem.heads_q = s.problem.heads_kv = 16;
-  s.problem.seqlen_q = s.problem.seqlen_k = 1024;
+  report::PointSpec s = test::point_spec(arch, kernel, "bwd", 16, 1024);
   s.approximate = true;
   const nlohmann::json result = report::simulate_point(s);
   std::map<std::string, std::uint64_t> m;
