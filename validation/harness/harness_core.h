@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "../../report/csv_split.h"
@@ -160,16 +162,30 @@ inline long long median_cycles(std::vector<long long> cycles) {
   return cycles[cycles.size() / 2];
 }
 
-inline int parse_int(const std::string& flag, const std::string& text) {
+// The whole of `text` as an int (std::stoi) or a double (std::stod); nothing when it is empty, is
+// not a number, is out of range or has anything after the number.
+template <class T>
+std::optional<T> to_number(const std::string& text) {
+  static_assert(std::is_same_v<T, int> || std::is_same_v<T, double>, "to_number: int or double");
   std::size_t used = 0;
-  int v = 0;
+  T v{};
   try {
-    v = std::stoi(text, &used);
+    if constexpr (std::is_same_v<T, int>) {
+      v = std::stoi(text, &used);
+    } else {
+      v = std::stod(text, &used);
+    }
   } catch (const std::exception&) {
-    used = 0;
+    return std::nullopt;
   }
-  if (used != text.size() || text.empty()) throw BadInput(flag + ": expected an integer, got '" + text + "'");
+  if (text.empty() || used != text.size()) return std::nullopt;
   return v;
+}
+
+inline int parse_int(const std::string& flag, const std::string& text) {
+  const std::optional<int> v = to_number<int>(text);
+  if (!v) throw BadInput(flag + ": expected an integer, got '" + text + "'");
+  return *v;
 }
 
 // "A" or "A:B" into (A, B = A).

@@ -68,17 +68,11 @@ inline std::optional<PowerPhase> parse_power_phase(const std::string& line, cons
 inline PowerSample parse_power_sample(const std::string& line, const std::string& where) {
   const std::vector<std::string> f = attnsim::report::split_csv(line);
   const auto number = [&](const std::string& text) {
-    std::size_t used = 0;
-    double v = 0;
-    try {
-      v = std::stod(text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (text.empty() || used != text.size() || !(v >= 0)) {
+    const std::optional<double> v = to_number<double>(text);
+    if (!v || !(*v >= 0)) {
       throw BadInput(where + ": expected 'unix_ms,sm_mhz,power_w' with non-negative numbers, got '" + line + "'");
     }
-    return v;
+    return *v;
   };
   if (f.size() != 3) throw BadInput(where + ": expected 'unix_ms,sm_mhz,power_w', got '" + line + "'");
   return PowerSample{static_cast<long long>(number(f[0])), number(f[1]), number(f[2])};
