@@ -1,9 +1,15 @@
 // The approximate mode's tag state (GroupCache) and how a tile's rows fall into groups
-// (MemoryPath::for_each_group): hand-computed cases.
+// (MemoryPath::for_each_group): hand-computed cases, and a plain LRU list as a reference.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <iterator>
+#include <list>
+#include <random>
 #include <stdexcept>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "sim/group_cache.h"
@@ -142,4 +148,76 @@ TEST_CASE("rows too wide for 16 per group form smaller groups and flat rows form
   CHECK(std::get<1>(chunks[0]) == 0b11100);  // units 2, 3, 4 (bytes 128..319)
   CHECK(std::get<2>(chunks[0]) == 160);
   CHECK(std::get<3>(chunks[0]) == 288);
+}
+
+namespace {
+// The contract of GroupCache written the plain way: a list, most recent first, searched linearly.
+class ListGroupCache {
+ public:
+  ListGroupCache(std::uint64_t capacity_units, std::size_t max_groups) : capacity_(capacity_units), max_(max_groups) {}
+  // As GroupCache::access; evicted dirty groups are appended to `evicted` as (key, dirty units).
+  std::uint64_t access(std::uint64_t key, std::uint64_t mask, std::uint64_t fill, std::uint64_t dirty,
+                       std::vector<std::pair<std::uint64_t, std::uint64_t>>& evicted) {
+    auto it = std::find_if(groups_.begin(), groups_.end(), [&](const Entry& e) { return e.key == key; });
+    if (it == groups_.end()) {
+      if (fill == 0) return 0;
+      if (groups_.size() == max_) evict_last(groups_.end(), evicted);
+      groups_.push_front(Entry{key, 0, 0});
+    } else {
+      groups_.splice(groups_.begin(), groups_, it);
+    }
+    Entry& e = groups_.front();
+    const std::uint64_t hits = e.valid & mask;
+    e.valid |= fill;
+    e.dirty |= dirty & e.valid;
+    while (units() > capacity_ && groups_.size() > 1) evict_last(groups_.begin(), evicted);
+    return hits;
+  }
+
+ private:
+  struct Entry {
+    std::uint64_t key, valid, dirty;
+  };
+  std::uint64_t units() const {
+    std::uint64_t n = 0;
+    for (const Entry& e : groups_) n += count_units(e.valid);
+    return n;
+  }
+  // Evicts the least recently used group other than `keep` (end(): none kept).
+  void evict_last(std::list<Entry>::iterator keep, std::vector<std::pair<std::uint64_t, std::uint64_t>>& evicted) {
+    auto victim = std::prev(groups_.end());
+    if (victim == keep) {
+      if (victim == groups_.begin()) return;
+      victim = std::prev(victim);
+    }
+    if (victim->dirty) evicted.emplace_back(victim->key, victim->dirty);
+    groups_.erase(victim);
+  }
+  std::uint64_t capacity_;
+  std::size_t max_;
+  std::list<Entry> groups_;
+};
+}  // namespace
+
+TEST_CASE("a group cache behaves as a plain LRU list of groups over a long random run") {
+  // Few groups and a table of few slots, so that probe runs collide and evictions shift them (the
+  // miss's insert reuses the slot its probe ended on unless an eviction moved the table).
+  std::mt19937_64 random(27);
+  for (const std::uint32_t max_groups : {2u, 3u, 8u, 40u}) {
+    CAPTURE(max_groups);
+    const std::uint64_t capacity_units = 24 * max_groups;  // the units bind before the slots, or not
+    GroupCache cache(capacity_units * 64, max_groups);
+    ListGroupCache reference(capacity_units, max_groups);
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> got, expected;
+    const auto on_evict = [&](std::uint64_t key, const GroupShape&, std::uint64_t dirty) { got.emplace_back(key, dirty); };
+    for (int i = 0; i < 20000; ++i) {
+      const std::uint64_t key = 4096 * (random() % (3 * max_groups + 5));
+      const std::uint64_t mask = random() & random();  // about a quarter of the units
+      const int kind = static_cast<int>(random() % 4);  // read, write, probe without allocation, write-through
+      const std::uint64_t fill = kind <= 1 ? mask : 0, dirty = kind == 1 ? mask : 0;
+      const std::uint64_t hits = cache.access(key, kRows, mask, fill, dirty, on_evict);
+      REQUIRE(hits == reference.access(key, mask, fill, dirty, expected));
+      REQUIRE(got == expected);
+    }
+  }
 }
