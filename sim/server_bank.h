@@ -25,12 +25,12 @@ class ServerBank {
   ServerBank(std::size_t channels, double bytes_per_second) : channels_(channels), ps_per_byte_(1e12 / bytes_per_second) {}
 
   std::size_t size() const { return channels_.size(); }
-  Tick free_at(std::uint32_t ch) const { return std::max(channels_[ch].own + shift_, floor_); }
+  Tick free_at(std::uint32_t ch) const { return free_at(channels_[ch]); }
   // `extra`: time the channel loses beyond the bytes' transfer (a bus turnaround), busy but no bytes.
   Tick serve(std::uint32_t ch, Tick arrival, std::uint64_t bytes, Tick extra = 0) {
     const Tick d = transfer_time(bytes, ps_per_byte_) + extra;
     Channel& c = channels_[ch];
-    const Tick end = std::max(arrival, std::max(c.own + shift_, floor_)) + d;
+    const Tick end = std::max(arrival, free_at(c)) + d;
     c.own = end - shift_;
     max_own_ = std::max(max_own_, c.own);
     c.busy += d;
@@ -63,6 +63,7 @@ class ServerBank {
     Tick busy = 0;            // busy time from serve()
     std::uint64_t bytes = 0;  // and bytes
   };
+  Tick free_at(const Channel& c) const { return std::max(c.own + shift_, floor_); }
   std::vector<Channel> channels_;
   Tick shift_ = 0, floor_ = 0, max_own_ = 0;
   Tick each_busy_ = 0;                     // every channel's busy time from serve_each()
