@@ -22,6 +22,7 @@ ComputeUnit::ComputeUnit(const arch::GpuSpec& gpu, double engine_hz, Tick start)
       matrix_free_(gpu.cu.simds, start),
       vector_free_(gpu.cu.simds, start),
       lds_(static_cast<double>(gpu.cu.lds_bandwidth.value) * engine_hz),
+      lds_bytes_per_clock_(gpu.cu.lds_bandwidth.value),
       l1_(static_cast<double>(gpu.l1.bandwidth.value) * engine_hz),
       l1_bytes_per_clock_(gpu.l1.bandwidth.value),
       window_(1e12 * gpu.cu.memory_inflight_lines) {}  // slots x (ps of slot time per ps)
@@ -54,7 +55,9 @@ Tick ComputeUnit::compute(Tick now, const GroupWork& w, const PipeCosts& pc, Wai
   vector_busy_ += vector_work * w.simds;
   // A batch of iterations reads the LDS as its iterations would, one share per iteration's stretch
   // of the batch's pipe time (the LDS then interleaves with other operations as they do).
-  const std::uint64_t lds_bytes = (c.lds_read + c.lds_write) * w.simds;
+  // The LDS's time: the bytes at its bandwidth, or a clock per wavefront where those take longer.
+  const std::uint64_t lds_bytes =
+      std::max<std::uint64_t>(c.lds_read + c.lds_write, std::uint64_t{c.lds_wavefronts} * lds_bytes_per_clock_) * w.simds;
   const Tick stretch = std::max(matrix_work, vector_work) / n;
   Tick lds_done = now;
   for (Tick i = 0; i < n; ++i) lds_done = std::max(lds_done, lds(now + i * stretch, lds_bytes));

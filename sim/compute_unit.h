@@ -52,7 +52,8 @@ class ComputeUnit {
   ComputeUnit(const arch::GpuSpec& gpu, double engine_hz, Tick start = 0);
 
   // Matrix instructions go to each SIMD's matrix pipe; VALU and transcendental instructions (and
-  // the non-co-issuable part of each MFMA) to its VALU; LDS bytes (per wave) to the CU's LDS.
+  // the non-co-issuable part of each MFMA) to its VALU; LDS bytes (per wave) to the CU's LDS, at its
+  // bandwidth or, when the operation's wavefronts take longer, a clock per wavefront.
   // Each wave issues its instructions in order, one per `pc.issue` (every instruction of the
   // operation, issue-only ones included), after its earlier operations' (*w.issued): the operation
   // finishes no earlier than its last issue (bound: vector, the wave's own instruction stream).
@@ -97,6 +98,7 @@ class ComputeUnit {
   std::uint32_t simds_;
   std::vector<Tick> matrix_free_, vector_free_;
   BackfillServer lds_;  // tile loads write it when their data arrives, ahead of the ops issued meanwhile
+  std::uint64_t lds_bytes_per_clock_ = 0;  // cu.lds_bandwidth: a wavefront's clock on lds_
   BandwidthServer l1_;
   std::uint64_t l1_bytes_per_clock_ = 0;  // l1.bandwidth: a wavefront's clock on l1_
   BandwidthServer window_;  // slot time of outstanding line requests, `memory_inflight_lines` slots

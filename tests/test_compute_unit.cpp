@@ -128,6 +128,23 @@ TEST_CASE("LDS bytes of an op are served at 128 B per clock per CU") {
   CHECK(cu.lds_busy() == 32'000);
 }
 
+TEST_CASE("an op's LDS wavefronts take a clock each when they take longer than its bytes") {
+  // 1024 B per wave would take 8 clocks at 128 B per clock; 20 wavefronts (2-byte accesses with bank
+  // conflicts) take 20. Four waves: 80 clocks. An op whose wavefronts take less keeps its bytes' time.
+  const auto& gpu = test::gpu("mi300x");
+  const PipeCosts pc(gpu, &mfma32(gpu), Clock(1e9));
+  ComputeUnit cu(gpu, 1e9);
+  workloads::OpCost narrow;
+  narrow.lds_read = 1024;
+  narrow.lds_wavefronts = 20;
+  CHECK(cu.compute(0, GroupWork{0, 4, &narrow, false, {}}, pc) == 80'000);
+  CHECK(cu.lds_busy() == 80'000);
+  workloads::OpCost wide;
+  wide.lds_read = 1024;
+  wide.lds_wavefronts = 4;
+  CHECK(cu.compute(80'000, GroupWork{0, 4, &wide, false, {}}, pc) == 80'000 + 32'000);
+}
+
 TEST_CASE("the window of outstanding line requests bounds a memory operation by Little's law") {
   const auto& gpu = test::gpu("mi300x");
   ComputeUnit cu(gpu, 1e9);

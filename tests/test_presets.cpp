@@ -1,6 +1,8 @@
 // Presets: aiter-v3's loop costs equal the counts read from its code objects; overrides and errors.
 #include <doctest/doctest.h>
 
+#include <cmath>
+
 #include "arch/config_error.h"
 #include "workload_fixture.h"
 
@@ -25,6 +27,7 @@ OpCost total(const CompiledBody& b) {
     t.lds_write += op.cost.lds_write;
     t.barriers += op.cost.barriers;
     t.issue_only += op.cost.issue_only;
+    t.lds_wavefronts += op.cost.lds_wavefronts;
   }
   return t;
 }
@@ -175,6 +178,35 @@ TEST_CASE("fa2 backward: VALU per score from its source and shared-memory reads 
   CHECK(c.valu == 128);
   CHECK(c.trans == 32);
   CHECK(c.lds_read == 72 * 1024);
+}
+
+TEST_CASE("ref-cuda's loops: the shared-memory wavefronts per warp and iteration the H200 measured") {
+  // H200-REF (validation/measurements/h200_detail_20261204/ncu_raw.csv,
+  // l1tex__data_pipe_lsu_wavefronts_mem_shared.sum; B = 1, 16 heads, N = 4096, 1,024 workgroups of 4
+  // warps): forward 1,282,251,312 (d = 128) and 996,698,161 (d = 64) over 64 iterations, main backward
+  // 1,781,344,388 and 959,339,794 over 128, per warp and iteration 4,891.4, 3,802.1, 3,397.6, 1,829.8.
+  // The preset splits them into a part per tile byte and one per score; at both head dimensions the
+  // loop's operations add up to the measured count (each op's share rounded to a whole wavefront).
+  const struct {
+    std::uint32_t d;
+    double fwd, bwd;
+  } measured[] = {{128, 1'282'251'312.0 / (4096 * 64), 1'781'344'388.0 / (4096 * 128)},
+                  {64, 996'698'161.0 / (4096 * 64), 959'339'794.0 / (4096 * 128)}};
+  for (const auto& m : measured) {
+    CAPTURE(m.d);
+    Problem p = d128(4096);
+    p.causal = false;
+    p.head_dim_qk = p.head_dim_v = m.d;
+    const auto fwd = test::build(p, "ref-cuda", Direction::fwd);
+    CHECK(std::abs(total(fwd.kernels.front().body).lds_wavefronts - m.fwd) <= 2.0);
+    const KernelProgram* main = main_kernel(test::build(p, "ref-cuda", Direction::bwd));
+    REQUIRE(main != nullptr);
+    CHECK(std::abs(total(main->body).lds_wavefronts - m.bwd) <= 3.0);
+  }
+  // The kernels whose LDS accesses are wide and free of conflicts keep their bytes' time.
+  Problem p = d128(4096);
+  CHECK(total(test::build(p, "aiter-v3", Direction::fwd).kernels.front().body).lds_wavefronts == 0);
+  CHECK(total(test::build(p, "ref-hip", Direction::fwd).kernels.front().body).lds_wavefronts == 0);
 }
 
 TEST_CASE("aiter-v3-a16 uses 16-bit dQ atomics and no convert kernel") {

@@ -150,6 +150,23 @@ OpCost mfma_cost(MatrixCount n, double lds_read) {
   return c;
 }
 
+// `c` with `wavefronts` LDS wavefronts per wave (LoopDensity::lds_wavefronts_per_*).
+OpCost with_wavefronts(OpCost c, double wavefronts) {
+  c.lds_wavefronts = static_cast<std::uint32_t>(std::llround(wavefronts));
+  return c;
+}
+
+// A loop's LDS reads per wave over its matrix products, from its density and input tiles' bytes:
+// each product takes part `index` of `parts` of the bytes and of the wavefronts.
+struct TileLds {
+  TileLds(const LoopDensity& d, double tile_bytes)
+      : bytes(d.lds_read_per_tile_byte * tile_bytes), wavefronts(d.lds_wavefronts_per_tile_byte * tile_bytes) {}
+  OpCost gemm(MatrixCount n, std::uint32_t parts, std::uint32_t index) const {
+    return with_wavefronts(mfma_cost(n, share(bytes, parts, index)), share(wavefronts, parts, index));
+  }
+  double bytes, wavefronts;
+};
+
 OpCost vector_cost(std::uint32_t valu, std::uint32_t trans, std::uint32_t mask_valu, std::uint32_t issue_only) {
   OpCost c;
   c.valu = valu;
@@ -258,12 +275,18 @@ KernelProgram forward(const Problem& p, const KernelSchedule& k, const Mask& mas
           RowsOf::inner)
       .op("load_v", Action::load_v, Pipe::memory, loop_load_cost(d.lds_write_per_tile_byte * v_tile, in_flight), {}, TensorId::v,
           RowsOf::inner)
-      .op("qk", Action::qk, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_qk), d.lds_read_per_tile_byte * k_tile), {"load_k"})
+      .op("qk", Action::qk, Pipe::matrix,
+          with_wavefronts(mfma_cost(lc.gemm(bm, bn, p.head_dim_qk), d.lds_read_per_tile_byte * k_tile),
+                          d.lds_wavefronts_per_tile_byte * k_tile),
+          {"load_k"})
       .op("softmax", Action::online_softmax, Pipe::vector,
-          vector_cost(rounded(d.valu_per_score_lane * lanes), static_cast<std::uint32_t>(lanes) + d.extra_trans,
-                      rounded(d.mask_valu_per_score_lane * lanes), rounded(d.issue_only_per_score_lane * lanes)),
+          with_wavefronts(vector_cost(rounded(d.valu_per_score_lane * lanes), static_cast<std::uint32_t>(lanes) + d.extra_trans,
+                                      rounded(d.mask_valu_per_score_lane * lanes), rounded(d.issue_only_per_score_lane * lanes)),
+                          d.lds_wavefronts_per_score_lane * static_cast<double>(lanes)),
           {"qk"})
-      .op("pv", Action::pv, Pipe::matrix, mfma_cost(lc.gemm(bm, p.head_dim_v, bn), d.lds_read_per_tile_byte * v_tile),
+      .op("pv", Action::pv, Pipe::matrix,
+          with_wavefronts(mfma_cost(lc.gemm(bm, p.head_dim_v, bn), d.lds_read_per_tile_byte * v_tile),
+                          d.lds_wavefronts_per_tile_byte * v_tile),
           {"softmax", "load_v"})
       .op("sync", Action::barrier, Pipe::sync, barrier_cost(d.barriers), {"pv"})
       .carried("load_k", "qk", static_cast<std::uint16_t>(s.stages))
@@ -310,19 +333,22 @@ void backward_loop_ops(BodyBuilder& b, const LoopCosts& lc, const LoopDensity& d
                        std::uint64_t bn, bool q_side, double tile_bytes, std::uint32_t gemms) {
   // Each of the loop's `gemms` matrix products (S, dP, dV, dK, dQ) reads its share of the LDS bytes.
   const std::uint64_t lanes = lc.score_lanes(bm, bn);
-  const double lds_total = d.lds_read_per_tile_byte * tile_bytes;
+  const TileLds lds(d, tile_bytes);
   const std::uint32_t valu = rounded(d.valu_per_score_lane * lanes);
   const std::uint32_t mask = rounded(d.mask_valu_per_score_lane * lanes);
   const std::uint32_t issue_only = rounded(d.issue_only_per_score_lane * lanes);  // split as the VALU
+  const double score_wavefronts = d.lds_wavefronts_per_score_lane * static_cast<double>(lanes);  // likewise
   using Names = std::vector<std::string>;
-  b.op("scores", Action::scores, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_qk), share(lds_total, gemms, 0)),
+  b.op("scores", Action::scores, Pipe::matrix, lds.gemm(lc.gemm(bm, bn, p.head_dim_qk), gemms, 0),
        q_side ? Names{"load_q"} : Names{"load_k"})
       .op("probs", Action::probs, Pipe::vector,
-          vector_cost(valu / 2, static_cast<std::uint32_t>(lanes) + d.extra_trans, mask, issue_only / 2),
+          with_wavefronts(vector_cost(valu / 2, static_cast<std::uint32_t>(lanes) + d.extra_trans, mask, issue_only / 2),
+                          share(score_wavefronts, 2, 0)),
           q_side ? Names{"scores", "load_lse"} : Names{"scores"})
-      .op("dp", Action::dp, Pipe::matrix, mfma_cost(lc.gemm(bm, bn, p.head_dim_v), share(lds_total, gemms, 1)),
+      .op("dp", Action::dp, Pipe::matrix, lds.gemm(lc.gemm(bm, bn, p.head_dim_v), gemms, 1),
           q_side ? Names{"load_do"} : Names{"load_v"})
-      .op("ds", Action::ds, Pipe::vector, vector_cost(valu - valu / 2, 0, 0, issue_only - issue_only / 2),
+      .op("ds", Action::ds, Pipe::vector,
+          with_wavefronts(vector_cost(valu - valu / 2, 0, 0, issue_only - issue_only / 2), share(score_wavefronts, 2, 1)),
           q_side ? Names{"probs", "dp", "load_delta"} : Names{"probs", "dp"});
 }
 
@@ -363,19 +389,16 @@ KernelProgram backward_main(const Problem& p, const KernelSchedule& k, const Mas
       .op("load_delta", Action::load_delta, Pipe::memory, loop_load_cost(0, in_flight), {}, TensorId::delta, RowsOf::inner);
   const std::uint32_t gemms = s.dq == DqMode::two_pass ? 4 : 5;
   backward_loop_ops(b, lc, d, p, bm, bn, true, q_tile + do_tile, gemms);
-  const double lds_total = d.lds_read_per_tile_byte * (q_tile + do_tile);
-  b.op("dv_acc", Action::dv_acc, Pipe::matrix, mfma_cost(lc.gemm(bn, p.head_dim_v, bm), share(lds_total, gemms, 2)),
-       {"probs", "load_do"})
-      .op("dk_acc", Action::dk_acc, Pipe::matrix, mfma_cost(lc.gemm(bn, p.head_dim_qk, bm), share(lds_total, gemms, 3)),
-          {"ds", "load_q"})
+  const TileLds lds(d, q_tile + do_tile);
+  b.op("dv_acc", Action::dv_acc, Pipe::matrix, lds.gemm(lc.gemm(bn, p.head_dim_v, bm), gemms, 2), {"probs", "load_do"})
+      .op("dk_acc", Action::dk_acc, Pipe::matrix, lds.gemm(lc.gemm(bn, p.head_dim_qk, bm), gemms, 3), {"ds", "load_q"})
       .carried("dv_acc", "dv_acc", 1)
       .carried("dk_acc", "dk_acc", 1)
       .carried("load_q", "dk_acc", static_cast<std::uint16_t>(s.stages))
       .carried("load_do", "dv_acc", static_cast<std::uint16_t>(s.stages));
   std::vector<std::string> last{"dv_acc", "dk_acc"};
   if (s.dq != DqMode::two_pass) {
-    b.op("dq_part", Action::dq_part, Pipe::matrix, mfma_cost(lc.gemm(bm, p.head_dim_qk, bn), share(lds_total, 5, 4)),
-         {"ds"});
+    b.op("dq_part", Action::dq_part, Pipe::matrix, lds.gemm(lc.gemm(bm, p.head_dim_qk, bn), 5, 4), {"ds"});
     if (s.dq == DqMode::split) {
       b.op("store_dq_acc", Action::store_dq_acc, Pipe::memory, {}, {"dq_part"}, TensorId::dq_acc, RowsOf::inner);
       last.push_back("store_dq_acc");
@@ -428,8 +451,7 @@ KernelProgram backward_dq(const Problem& p, const KernelSchedule& k, const Mask&
   b.op("load_k", Action::load_k, Pipe::memory, mem_cost(d.lds_write_per_tile_byte * k_tile), {}, TensorId::k, RowsOf::inner)
       .op("load_v", Action::load_v, Pipe::memory, mem_cost(d.lds_write_per_tile_byte * v_tile), {}, TensorId::v, RowsOf::inner);
   backward_loop_ops(b, lc, d, p, bm, bn, false, k_tile + v_tile, 3);
-  b.op("dq_acc", Action::dq_acc_local, Pipe::matrix,
-       mfma_cost(lc.gemm(bm, p.head_dim_qk, bn), share(d.lds_read_per_tile_byte * (k_tile + v_tile), 3, 2)),
+  b.op("dq_acc", Action::dq_acc_local, Pipe::matrix, TileLds(d, k_tile + v_tile).gemm(lc.gemm(bm, p.head_dim_qk, bn), 3, 2),
        {"ds", "load_k"})
       .op("sync", Action::barrier, Pipe::sync, barrier_cost(d.barriers), {"dq_acc"})
       .carried("dq_acc", "dq_acc", 1)

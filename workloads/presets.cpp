@@ -468,6 +468,18 @@ KernelSchedule validation_kernels(bool amd) {
     return counts;
   };
   f.loop = as_estimate(aiter_fwd_density());
+  if (!amd) {
+    // Shared-memory wavefronts measured (H200-REF, ncu_raw.csv: l1tex__data_pipe_lsu_wavefronts_mem_shared,
+    // B = 1, 16 heads, N = 4096, 64 iterations of 4 warps in each of 1,024 workgroups): 1,282,251,312 at
+    // d = 128 and 996,698,161 at d = 64, 4,891.4 and 3,802.1 per warp and iteration. The 2-byte fragment
+    // loads of K and V (a part per tile byte: 17.02 per unit of d over the iteration's 256 d bytes of K
+    // and V) and the score and probability strips' fp32 and 16-bit accesses (the rest, 2,712.8 per warp
+    // over its 32 score lanes), with their bank conflicts (72 % of the loads' wavefronts).
+    f.loop.lds_wavefronts_per_tile_byte = (4891.4006 - 3802.1017) / 64.0 / 256.0;
+    f.loop.lds_wavefronts_per_score_lane = (4891.4006 - 128.0 * (4891.4006 - 3802.1017) / 64.0) / 32.0;
+    f.loop.source = "LDS wavefronts measured (H200-REF ncu, d = 64 and 128); the rest an estimate (aiter-v3 density: "
+                    "instruction mix of the validation kernels not read from their code objects)";
+  }
   f.prologue = as_estimate(aiter_fwd_prologue());
   f.epilogue = as_estimate(aiter_fwd_epilogue());
 
@@ -510,6 +522,15 @@ KernelSchedule validation_kernels(bool amd) {
   // ds_write_b16s, 256 B per wave, as the forward's K and V).
   b.loop_load_bytes_in_flight = amd ? 256 : 64;
   b.loop = as_estimate(aiter_bwd_density(false));
+  if (!amd) {
+    // As the forward's (H200-REF): the main kernel's 1,781,344,388 shared wavefronts at d = 128 and
+    // 959,339,794 at d = 64 over 128 iterations of 4 warps in 1,024 workgroups, 3,397.6 and 1,829.8 per
+    // warp and iteration: 24.50 per unit of d over the iteration's 128 d bytes of Q and dO, and 261.9
+    // per warp over its 16 score lanes.
+    b.loop.lds_wavefronts_per_tile_byte = (3397.6448 - 1829.7954) / 64.0 / 128.0;
+    b.loop.lds_wavefronts_per_score_lane = (3397.6448 - 128.0 * (3397.6448 - 1829.7954) / 64.0) / 16.0;
+    b.loop.source = f.loop.source;
+  }
   b.dq_loop = b.loop;
   b.prologue = as_estimate(aiter_bwd_prologue());
   b.epilogue = as_estimate(aiter_bwd_epilogue());

@@ -47,6 +47,12 @@ struct LoopDensity {
   std::uint32_t extra_trans = 0;       // transcendentals per iteration besides one exp per score
   // Issue-only instructions (OpCost::issue_only) per (score / wave size), on the loop's VALU work.
   double issue_only_per_score_lane = 0;
+  // LDS wavefronts (OpCost::lds_wavefronts: passes through the LDS banks, one per clock) per wave:
+  // a part per byte of the loop's input tiles, on its matrix products, and a part per
+  // (score / wave size), on its softmax work. 0 and 0: the LDS bytes at the LDS's bandwidth, right for
+  // wide accesses without bank conflicts; a kernel whose accesses are narrow or conflict states them.
+  double lds_wavefronts_per_tile_byte = 0;
+  double lds_wavefronts_per_score_lane = 0;
   std::string source;
 };
 
