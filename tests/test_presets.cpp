@@ -199,7 +199,8 @@ TEST_CASE("ref-cuda's loops: the shared-memory wavefronts per warp and iteration
     p.head_dim_qk = p.head_dim_v = m.d;
     const auto fwd = test::build(p, "ref-cuda", Direction::fwd);
     CHECK(std::abs(total(fwd.kernels.front().body).lds_wavefronts - m.fwd) <= 2.0);
-    const KernelProgram* main = main_kernel(test::build(p, "ref-cuda", Direction::bwd));
+    const auto bwd = test::build(p, "ref-cuda", Direction::bwd);
+    const KernelProgram* main = main_kernel(bwd);
     REQUIRE(main != nullptr);
     CHECK(std::abs(total(main->body).lds_wavefronts - m.bwd) <= 3.0);
   }
