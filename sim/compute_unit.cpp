@@ -57,7 +57,7 @@ Tick ComputeUnit::compute(Tick now, const GroupWork& w, const PipeCosts& pc, Wai
   // of the batch's pipe time (the LDS then interleaves with other operations as they do).
   // The LDS's time: the bytes at its bandwidth, or a clock per wavefront where those take longer.
   const std::uint64_t lds_bytes =
-      std::max<std::uint64_t>(c.lds_read + c.lds_write, std::uint64_t{c.lds_wavefronts} * lds_bytes_per_clock_) * w.simds;
+      std::max<std::uint64_t>(c.lds_read + c.lds_write, c.lds_wavefronts * lds_bytes_per_clock_) * w.simds;
   const Tick stretch = std::max(matrix_work, vector_work) / n;
   Tick lds_done = now;
   for (Tick i = 0; i < n; ++i) lds_done = std::max(lds_done, lds(now + i * stretch, lds_bytes));

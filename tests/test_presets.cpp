@@ -412,6 +412,17 @@ TEST_CASE("instruction densities are overridable and marked as such") {
   CHECK(spec_error("ck,fwd.loop.valu_per_score_lane=-1") ==
         "--kernel ck,fwd.loop.valu_per_score_lane=-1: error: key 'fwd.loop.valu_per_score_lane': expected a "
         "non-negative number, got \"-1\"");
+  // The LDS wavefront densities: a what-if on a kernel that has none reaches its operations (K's
+  // 32 x 128 x 2 B tile at 0.5 per byte: 4096 on Q K^T; 16 score lanes x 10 on the softmax).
+  const KernelSchedule w =
+      parse_kernel_spec("aiter-v3,fwd.loop.lds_wavefronts_per_tile_byte=0.5,fwd.loop.lds_wavefronts_per_score_lane=10");
+  CHECK(w.fwd.loop.source.rfind("overridden (--kernel)", 0) == 0);
+  const auto wp = workloads::build_pass(d128(1024), w, Direction::fwd, test::gpu("mi300x"));
+  CHECK(test::op_named(wp.kernels[0].body, "qk").cost.lds_wavefronts == 4096);
+  CHECK(test::op_named(wp.kernels[0].body, "softmax").cost.lds_wavefronts == 160);
+  CHECK(spec_error("fa2,bwd.loop.lds_wavefronts_per_score_lane=x") ==
+        "--kernel fa2,bwd.loop.lds_wavefronts_per_score_lane=x: error: key 'bwd.loop.lds_wavefronts_per_score_lane': "
+        "expected a non-negative number, got \"x\"");
 }
 
 TEST_CASE("a batching workgroup cursor covers the iterations of the unbatched one in steps") {

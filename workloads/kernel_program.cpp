@@ -152,7 +152,7 @@ OpCost mfma_cost(MatrixCount n, double lds_read) {
 
 // `c` with `wavefronts` LDS wavefronts per wave (LoopDensity::lds_wavefronts_per_*).
 OpCost with_wavefronts(OpCost c, double wavefronts) {
-  c.lds_wavefronts = static_cast<std::uint32_t>(std::llround(wavefronts));
+  c.lds_wavefronts = static_cast<std::uint64_t>(std::llround(wavefronts));
   return c;
 }
 

@@ -420,6 +420,18 @@ KernelSchedule fa3() {
   return k;
 }
 
+// Sets a loop's LDS wavefront densities from the wavefronts measured per warp and iteration at
+// d = 128 and d = 64 (the only head dimensions of the validation kernels): the difference grows
+// with d, over `tile_bytes_per_d` bytes of the iteration's input tiles per unit of d; the rest is a
+// part per score lane (`score_lanes` per warp). Both measured counts are reproduced exactly.
+void set_measured_wavefronts(LoopDensity& d, double at_d128, double at_d64, double tile_bytes_per_d, double score_lanes) {
+  const double per_d = (at_d128 - at_d64) / 64.0;
+  d.lds_wavefronts_per_tile_byte = per_d / tile_bytes_per_d;
+  d.lds_wavefronts_per_score_lane = (at_d128 - 128.0 * per_d) / score_lanes;
+  d.source = "LDS wavefronts measured (H200-REF ncu, d = 64 and 128); the rest an estimate (aiter-v3 density: "
+             "instruction mix of the validation kernels not read from their code objects)";
+}
+
 // The project's own validation kernels (validation/kernels/attention_kernels.h), built by hipcc for
 // AMD (`ref-hip`) or nvcc for NVIDIA (`ref-cuda`): block sizes from attention_tiling.h, registers as
 // the compilers reported them (hipcc 5.2 gfx940 -Rpass-analysis=kernel-resource-usage; nvcc 13.0
@@ -471,14 +483,10 @@ KernelSchedule validation_kernels(bool amd) {
   if (!amd) {
     // Shared-memory wavefronts measured (H200-REF, ncu_raw.csv: l1tex__data_pipe_lsu_wavefronts_mem_shared,
     // B = 1, 16 heads, N = 4096, 64 iterations of 4 warps in each of 1,024 workgroups): 1,282,251,312 at
-    // d = 128 and 996,698,161 at d = 64, 4,891.4 and 3,802.1 per warp and iteration. The 2-byte fragment
-    // loads of K and V (a part per tile byte: 17.02 per unit of d over the iteration's 256 d bytes of K
-    // and V) and the score and probability strips' fp32 and 16-bit accesses (the rest, 2,712.8 per warp
-    // over its 32 score lanes), with their bank conflicts (72 % of the loads' wavefronts).
-    f.loop.lds_wavefronts_per_tile_byte = (4891.4006 - 3802.1017) / 64.0 / 256.0;
-    f.loop.lds_wavefronts_per_score_lane = (4891.4006 - 128.0 * (4891.4006 - 3802.1017) / 64.0) / 32.0;
-    f.loop.source = "LDS wavefronts measured (H200-REF ncu, d = 64 and 128); the rest an estimate (aiter-v3 density: "
-                    "instruction mix of the validation kernels not read from their code objects)";
+    // d = 128 and 996,698,161 at d = 64. The 2-byte fragment loads of K and V (the part that grows with
+    // d, over the iteration's 256 d bytes of K and V) and the score and probability strips' fp32 and
+    // 16-bit accesses (the rest, over the warp's 32 score lanes), 85 % of them bank conflicts.
+    set_measured_wavefronts(f.loop, 1'282'251'312.0 / (4096 * 64), 996'698'161.0 / (4096 * 64), 256.0, 32.0);
   }
   f.prologue = as_estimate(aiter_fwd_prologue());
   f.epilogue = as_estimate(aiter_fwd_epilogue());
@@ -524,12 +532,9 @@ KernelSchedule validation_kernels(bool amd) {
   b.loop = as_estimate(aiter_bwd_density(false));
   if (!amd) {
     // As the forward's (H200-REF): the main kernel's 1,781,344,388 shared wavefronts at d = 128 and
-    // 959,339,794 at d = 64 over 128 iterations of 4 warps in 1,024 workgroups, 3,397.6 and 1,829.8 per
-    // warp and iteration: 24.50 per unit of d over the iteration's 128 d bytes of Q and dO, and 261.9
-    // per warp over its 16 score lanes.
-    b.loop.lds_wavefronts_per_tile_byte = (3397.6448 - 1829.7954) / 64.0 / 128.0;
-    b.loop.lds_wavefronts_per_score_lane = (3397.6448 - 128.0 * (3397.6448 - 1829.7954) / 64.0) / 16.0;
-    b.loop.source = f.loop.source;
+    // 959,339,794 at d = 64 over 128 iterations of 4 warps in 1,024 workgroups; the iteration's Q and
+    // dO tiles are 128 d bytes, a warp's score lanes 16.
+    set_measured_wavefronts(b.loop, 1'781'344'388.0 / (4096 * 128), 959'339'794.0 / (4096 * 128), 128.0, 16.0);
   }
   b.dq_loop = b.loop;
   b.prologue = as_estimate(aiter_bwd_prologue());

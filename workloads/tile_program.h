@@ -50,7 +50,7 @@ struct OpCost {
   std::uint64_t lds_write = 0; // bytes
   // LDS wavefronts per wave (bank passes, one per LDS clock) when they take longer than the bytes at
   // the LDS's bandwidth (narrow or conflicting accesses); 0: the bytes' time.
-  std::uint32_t lds_wavefronts = 0;
+  std::uint64_t lds_wavefronts = 0;
   std::uint32_t barriers = 0;
   // Instructions that take only the wave's issue turns (SALU and SMEM, branches, s_waitcnt, LDS
   // and vector-memory instructions; s_nop as its wait states), no VALU or matrix pipe time.
