@@ -3,6 +3,7 @@
 
 #include "sim/occupancy.h"
 #include "workloads/presets.h"
+#include "workloads/schedule_for.h"
 #include "workload_fixture.h"
 
 using namespace attnsim;
@@ -51,5 +52,34 @@ TEST_CASE("every kernel preset fits a CU of the GPU it was written for") {
     const auto bwd = occupancy(gpu, k.bwd.waves + k.bwd.load_waves, k.bwd.vgprs, k.bwd.lds_bytes);
     CHECK(fwd.workgroups_per_cu >= 1);
     CHECK(bwd.workgroups_per_cu >= 1);
+  }
+}
+
+TEST_CASE("ref-cuda's main kernels fit per head dimension as many workgroups as the H200 launched") {
+  // H200-REF (ncu_raw.csv, launch__occupancy_limit_registers and _shared_mem): the forward 3 at
+  // d = 128 (167 registers, 58,112 B) and 4 at d = 64 (101, 41,728 B); the main backward 2 at d = 128
+  // (255 registers) and 3 at d = 64 (166 registers, 24,832 B; shared memory would allow 5).
+  const auto& gpu = test::gpu("h200");
+  const struct {
+    std::uint32_t d, fwd, bwd;
+  } launched[] = {{128, 3, 2}, {64, 4, 3}};
+  for (const auto& l : launched) {
+    CAPTURE(l.d);
+    attnsim::workloads::Problem p;
+    p.heads_q = p.heads_kv = 1;
+    p.seqlen_q = p.seqlen_k = 1024;
+    p.head_dim_qk = p.head_dim_v = l.d;
+    // The launch of the code object that covers the problem (schedule_for), as `attnsim run` builds it.
+    const auto build = [&](attnsim::workloads::Direction d) {
+      const auto k = attnsim::workloads::schedule_for(*attnsim::workloads::preset("ref-cuda"), p, d, gpu, "test");
+      return attnsim::workloads::build_pass(p, k, d, gpu);
+    };
+    const auto fwd = build(attnsim::workloads::Direction::fwd).kernels.front();
+    CHECK(occupancy(gpu, fwd.waves, fwd.vgprs, fwd.lds_bytes).workgroups_per_cu == l.fwd);
+    for (const auto& kp : build(attnsim::workloads::Direction::bwd).kernels) {
+      if (kp.kind == attnsim::workloads::KernelKind::bwd_main) {
+        CHECK(occupancy(gpu, kp.waves, kp.vgprs, kp.lds_bytes).workgroups_per_cu == l.bwd);
+      }
+    }
   }
 }

@@ -556,6 +556,15 @@ KernelSchedule validation_kernels(bool amd) {
   const CodeObjectMasks causal{false, true, false};  // bottom-right causal only, no window (attention_tiling.h)
   f.shapes = {{64, 64, {Dtype::bf16}, f.block_m, f.block_n, causal}, {128, 128, {Dtype::bf16}, f.block_m, f.block_n, causal}};
   b.shapes = {{64, 64, {Dtype::bf16}, b.block_m, b.block_n, causal}, {128, 128, {Dtype::bf16}, b.block_m, b.block_n, causal}};
+  // Each head dimension is its own instantiation with its own resources (the schedule's are
+  // d = 128's): at d = 64 LDS from fwd_lds_bytes(64) and bwd_lds_bytes(64), 41,728 and 24,832 B
+  // (H200-REF: ncu launch__shared_mem_per_block_dynamic), and the compilers' registers: nvcc sm_90
+  // 101 and 166 (H200-REF detail.log, -Xptxas -v; ncu launch__registers_per_thread), hipcc 5.2
+  // gfx940 163 + 16 and 203 + 36 VGPRs + AGPRs (-Rpass-analysis=kernel-resource-usage).
+  f.shapes[0].vgprs = amd ? 179 : 101;
+  f.shapes[0].lds_bytes = 41728;
+  b.shapes[0].vgprs = amd ? 239 : 166;
+  b.shapes[0].lds_bytes = 24832;
   return k;
 }
 

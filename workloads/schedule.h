@@ -83,6 +83,9 @@ struct CodeObjectShape {
   bool pads = false;
   std::uint32_t waves = 0;         // 0: the schedule's
   bool heads_first_grid = false;   // the grid's fastest index is the head (no head+tail pairing)
+  // The code object's launch resources where they differ from the schedule's (0: the schedule's
+  // `vgprs` and `lds_bytes`): a kernel compiled per head dimension has them per head dimension.
+  std::uint32_t vgprs = 0, lds_bytes = 0;
 };
 
 // Forward kernel: a Q block per workgroup looping over key blocks with online softmax.

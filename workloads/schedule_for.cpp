@@ -161,6 +161,8 @@ void apply_direction(const KernelSchedule& k, const Sched& in, Sched& out, bool 
   if (unset("block_m")) out.block_m = s.block_m;
   if (unset("block_n")) out.block_n = s.block_n;
   if (s.waves && unset("waves")) out.waves = s.waves;
+  if (s.vgprs && unset("vgprs")) out.vgprs = s.vgprs;
+  if (s.lds_bytes && unset("lds_bytes")) out.lds_bytes = s.lds_bytes;
   if (s.heads_first_grid && unset("grid")) out.grid = GridOrder::heads_first;
   if (s.heads_first_grid && unset(pair_field)) out.*pair = false;
 }
