@@ -275,19 +275,13 @@ KernelProgram forward(const Problem& p, const KernelSchedule& k, const Mask& mas
           RowsOf::inner)
       .op("load_v", Action::load_v, Pipe::memory, loop_load_cost(d.lds_write_per_tile_byte * v_tile, in_flight), {}, TensorId::v,
           RowsOf::inner)
-      .op("qk", Action::qk, Pipe::matrix,
-          with_wavefronts(mfma_cost(lc.gemm(bm, bn, p.head_dim_qk), d.lds_read_per_tile_byte * k_tile),
-                          d.lds_wavefronts_per_tile_byte * k_tile),
-          {"load_k"})
+      .op("qk", Action::qk, Pipe::matrix, TileLds(d, k_tile).gemm(lc.gemm(bm, bn, p.head_dim_qk), 1, 0), {"load_k"})
       .op("softmax", Action::online_softmax, Pipe::vector,
           with_wavefronts(vector_cost(rounded(d.valu_per_score_lane * lanes), static_cast<std::uint32_t>(lanes) + d.extra_trans,
                                       rounded(d.mask_valu_per_score_lane * lanes), rounded(d.issue_only_per_score_lane * lanes)),
                           d.lds_wavefronts_per_score_lane * static_cast<double>(lanes)),
           {"qk"})
-      .op("pv", Action::pv, Pipe::matrix,
-          with_wavefronts(mfma_cost(lc.gemm(bm, p.head_dim_v, bn), d.lds_read_per_tile_byte * v_tile),
-                          d.lds_wavefronts_per_tile_byte * v_tile),
-          {"softmax", "load_v"})
+      .op("pv", Action::pv, Pipe::matrix, TileLds(d, v_tile).gemm(lc.gemm(bm, p.head_dim_v, bn), 1, 0), {"softmax", "load_v"})
       .op("sync", Action::barrier, Pipe::sync, barrier_cost(d.barriers), {"pv"})
       .carried("load_k", "qk", static_cast<std::uint16_t>(s.stages))
       .carried("load_v", "pv", static_cast<std::uint16_t>(s.stages))
