@@ -14,6 +14,7 @@ PipeCosts::PipeCosts(const arch::GpuSpec& gpu, const arch::MatrixInstruction* m,
   trans = engine.ticks(static_cast<double>(gpu.cu.wave_size) / gpu.cu.trans_lanes_per_simd);
   barrier = engine.ticks(static_cast<double>(gpu.cu.barrier_latency.value));
   issue = engine.ticks(static_cast<double>(gpu.cu.wave_issue_interval.value));
+  cycle = 1e12 / engine.hz();
 }
 
 ComputeUnit::ComputeUnit(const arch::GpuSpec& gpu, double engine_hz, Tick start)
@@ -65,7 +66,9 @@ Tick ComputeUnit::compute(Tick now, const GroupWork& w, const PipeCosts& pc, Wai
   if (w.issued) {
     const Tick instructions =
         n * (c.issued_mfma() + c.valu + c.trans + c.issue_only) + static_cast<Tick>(w.masked_count) * c.mask_valu;
-    issue_done = std::max(now, *w.issued) + instructions * pc.issue;
+    Tick turns = instructions * pc.issue;
+    if (c.issue_wait > 0) turns += static_cast<Tick>(std::llround(static_cast<double>(instructions) * c.issue_wait * pc.cycle));
+    issue_done = std::max(now, *w.issued) + turns;
     *w.issued = issue_done;
   }
   const Tick done = std::max({matrix_done, vector_done, lds_done, issue_done});

@@ -24,6 +24,7 @@ struct PipeCosts {
   Tick trans = 0;       // one transcendental instruction of a wave
   Tick barrier = 0;     // one s_barrier round trip
   Tick issue = 0;       // a wave's turn at the scheduler: between two instruction issues of one wave
+  double cycle = 0;     // one engine cycle, unrounded (OpCost::issue_wait's unit)
   PipeCosts() = default;
   // Contract: `mfma` may be null (a kernel without matrix work).
   PipeCosts(const arch::GpuSpec& gpu, const arch::MatrixInstruction* mfma, const Clock& engine);
@@ -54,7 +55,8 @@ class ComputeUnit {
   // Matrix instructions go to each SIMD's matrix pipe; VALU and transcendental instructions (and
   // the non-co-issuable part of each MFMA) to its VALU; LDS bytes (per wave) to the CU's LDS, at its
   // bandwidth or, when the operation's wavefronts take longer, a clock per wavefront.
-  // Each wave issues its instructions in order, one per `pc.issue` (every instruction of the
+  // Each wave issues its instructions in order, one per `pc.issue` plus the operation's
+  // fixed-latency wait per instruction (OpCost::issue_wait cycles; every instruction of the
   // operation, issue-only ones included), after its earlier operations' (*w.issued): the operation
   // finishes no earlier than its last issue (bound: vector, the wave's own instruction stream).
   // Sets *bound (when given) to what the finish was bound by: vector or LDS work, or matrix work

@@ -118,6 +118,44 @@ TEST_CASE("an NVIDIA sub-partition issues one instruction per clock: issue never
   CHECK(issued == 10'000);
 }
 
+TEST_CASE("a wave waits an operation's fixed-latency cycles after each instruction and its SIMD's pipes do not") {
+  // H100 at 1 GHz: 10 VALU and 20 issue-only instructions, each followed by 1.5 cycles of wait:
+  // 30 x (1 + 1.5) = 75 cycles of the wave's own issue, where the VALU is busy 10.
+  const auto& gpu = test::gpu("h100");
+  const PipeCosts pc(gpu, nullptr, Clock(1e9));
+  CHECK(pc.cycle == doctest::Approx(1000.0));
+  ComputeUnit cu(gpu, 1e9);
+  workloads::OpCost v;
+  v.valu = 10;
+  v.issue_only = 20;
+  v.issue_wait = 1.5f;
+  Tick issued = 0;
+  GroupWork w{0, 1, &v, false, {}};
+  w.issued = &issued;
+  WaitCause bound = WaitCause::lds;
+  CHECK(cu.compute(0, w, pc, &bound) == 75'000);
+  CHECK(issued == 75'000);
+  CHECK(bound == WaitCause::vector);
+  // The waits are the wave's own: a second wave group on the same SIMD gets the VALU at 10 cycles
+  // (after the first one's 10), not after the first one's issue stream.
+  Tick other = 0;
+  workloads::OpCost u;
+  u.valu = 10;
+  GroupWork x{0, 1, &u, false, {}};
+  x.issued = &other;
+  CHECK(cu.compute(0, x, pc) == 20'000);
+  // Two iterations batched wait twice as long; a masked tile's VALU waits too: 2 x 30 + 4 = 64
+  // instructions, 160 cycles.
+  v.mask_valu = 4;
+  Tick batch = 0;
+  GroupWork b{1, 1, &v, false, {}};
+  b.count = 2;
+  b.masked_count = 1;
+  b.issued = &batch;
+  cu.compute(0, b, pc);
+  CHECK(batch == 160'000);
+}
+
 TEST_CASE("LDS bytes of an op are served at 128 B per clock per CU") {
   const auto& gpu = test::gpu("mi300x");
   const PipeCosts pc(gpu, &mfma32(gpu), Clock(1e9));

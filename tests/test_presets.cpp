@@ -180,6 +180,54 @@ TEST_CASE("fa2 backward: VALU per score from its source and shared-memory reads 
   CHECK(c.lds_read == 72 * 1024);
 }
 
+TEST_CASE("fa2's loops issue the instructions per warp and iteration the H200 measured and wait as measured") {
+  // h200_torch_fa2_ncu_raw_20261204.csv (B = 4, 16 heads, N = 4096, d = 128), smsp__inst_executed
+  // over the warps (8,192 forward, 16,384 backward): dense 78,897.0 and 65,006.0 per warp, causal
+  // 41,580.7 and 36,652.0. A warp's fixed part F plus I per iteration: dense F + 64 I; causal
+  // F + 33 I (on average) plus two masked iterations' mask VALU (128 forward, 64 backward), so
+  // 31 I = dense - causal + 2 x mask: I = (78,897.0 - 41,580.7 + 256) / 31 = 1,212.0 forward and
+  // (65,006.0 - 36,652.0 + 128) / 31 = 918.8 backward.
+  const double fwd_measured = (646'324'224.0 / 8192 - 340'629'248.0 / 8192 + 2 * 128) / 31;
+  const double bwd_measured = (1'065'058'304.0 / 16384 - 600'506'368.0 / 16384 + 2 * 64) / 31;
+  const auto issued = [](const OpCost& c) {
+    return static_cast<double>(c.mfma + c.valu + c.trans + c.issue_only);
+  };
+  Problem p = d128(4096);
+  p.causal = false;
+  const auto fwd = test::build(p, "fa2", Direction::fwd);
+  CHECK(std::abs(issued(total(fwd.kernels.front().body)) - fwd_measured) <= 1.0);
+  const auto bwd = test::build(p, "fa2", Direction::bwd);
+  const KernelProgram* main = main_kernel(bwd);
+  REQUIRE(main != nullptr);
+  CHECK(std::abs(issued(total(main->body)) - bwd_measured) <= 1.0);
+  // stall_wait per issued instruction: 1.34 forward (both kernels); backward 2.22 and 2.07, whose
+  // iterations' instructions took (2.22 x 65,006.0 - 2.07 x 36,652.0) / (31 x 918.8 - 128) = 2.41
+  // each. Every compute operation of a loop waits so; its memory operations (issued by the L1) and
+  // the loop-free kernels do not.
+  const auto waits = [](const CompiledBody& b, float expected) {
+    for (const auto& op : b.ops) {
+      CAPTURE(static_cast<int>(op.pipe));
+      const bool computes = op.pipe == Pipe::matrix || op.pipe == Pipe::vector;
+      CHECK(op.cost.issue_wait == doctest::Approx(computes ? expected : 0.0f));
+    }
+  };
+  waits(fwd.kernels.front().body, 1.34f);
+  waits(main->body, 2.41f);
+  for (const auto& kp : bwd.kernels) {
+    if (kp.kind != KernelKind::bwd_main) waits(kp.prologue, 0.0f);
+  }
+  // FA3's own code was not measured: its loops keep aiter's issue-only density and wait on nothing.
+  const auto fa3 = test::build(p, "fa3", Direction::fwd);
+  waits(fa3.kernels.front().body, 0.0f);
+  // A what-if on any kernel reaches its loops' compute operations; a bad value is named.
+  const KernelSchedule w = parse_kernel_spec("aiter-v3,fwd.loop.issue_wait_per_instruction=3");
+  CHECK(w.fwd.loop.source.rfind("overridden (--kernel)", 0) == 0);
+  waits(workloads::build_pass(d128(1024), w, Direction::fwd, test::gpu("mi300x")).kernels.front().body, 3.0f);
+  CHECK(spec_error("fa2,bwd.loop.issue_wait_per_instruction=-2") ==
+        "--kernel fa2,bwd.loop.issue_wait_per_instruction=-2: error: key 'bwd.loop.issue_wait_per_instruction': "
+        "expected a non-negative number, got \"-2\"");
+}
+
 TEST_CASE("ref-cuda's loops: the shared-memory wavefronts per warp and iteration the H200 measured") {
   // H200-REF (validation/measurements/h200_detail_20261204/ncu_raw.csv,
   // l1tex__data_pipe_lsu_wavefronts_mem_shared.sum; B = 1, 16 heads, N = 4096, 1,024 workgroups of 4

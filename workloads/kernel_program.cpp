@@ -176,6 +176,15 @@ OpCost vector_cost(std::uint32_t valu, std::uint32_t trans, std::uint32_t mask_v
   return c;
 }
 
+// A loop body compiled with its density's fixed-latency waits on every compute operation (the
+// matrix and vector ones, whose instructions the waves issue; memory operations' issue is the L1's).
+CompiledBody with_issue_waits(CompiledBody body, const LoopDensity& d) {
+  for (OpTemplate& op : body.ops) {
+    if (op.pipe == Pipe::matrix || op.pipe == Pipe::vector) op.cost.issue_wait = static_cast<float>(d.issue_wait_per_instruction);
+  }
+  return body;
+}
+
 OpCost barrier_cost(std::uint32_t n) {
   OpCost c;
   c.barriers = n;
@@ -287,7 +296,7 @@ KernelProgram forward(const Problem& p, const KernelSchedule& k, const Mask& mas
       .carried("load_v", "pv", static_cast<std::uint16_t>(s.stages))
       .carried("softmax", "softmax", 1)
       .carried("pv", "pv", 1);
-  kp.body = body.compile();
+  kp.body = with_issue_waits(body.compile(), d);
 
   BodyBuilder epi("fwd epilogue");
   epi.op("finalize", Action::finalize, Pipe::vector, fixed_cost(s.epilogue))
@@ -403,7 +412,7 @@ KernelProgram backward_main(const Problem& p, const KernelSchedule& k, const Mas
     }
   }
   b.op("sync", Action::barrier, Pipe::sync, barrier_cost(d.barriers), last);
-  kp.body = b.compile();
+  kp.body = with_issue_waits(b.compile(), d);
 
   BodyBuilder epi("bwd_dkdv epilogue");
   epi.op("finalize", Action::finalize, Pipe::vector, fixed_cost(s.epilogue));
@@ -451,7 +460,7 @@ KernelProgram backward_dq(const Problem& p, const KernelSchedule& k, const Mask&
       .carried("dq_acc", "dq_acc", 1)
       .carried("load_k", "dq_acc", static_cast<std::uint16_t>(s.stages))
       .carried("load_v", "dp", static_cast<std::uint16_t>(s.stages));
-  kp.body = b.compile();
+  kp.body = with_issue_waits(b.compile(), d);
 
   BodyBuilder epi("bwd_dq epilogue");
   epi.op("store_dq", Action::store_dq, Pipe::memory, {}, {}, TensorId::dq, RowsOf::outer);

@@ -282,8 +282,19 @@ KernelSchedule fa2() {
   // wave; K and V are written once (cp.async), a quarter of the tiles per wave: 0.25.
   f.loop.lds_read_per_tile_byte = 40.0 / 32.0;
   f.loop.lds_write_per_tile_byte = 8.0 / 32.0;
+  // Instructions and fixed-latency waits, measured (h200_torch_fa2_ncu_raw_20261204.csv, B = 4, 16
+  // heads, N = 4096, d = 128): smsp__inst_executed 646,324,224 (dense) and 340,629,248 (causal) over
+  // 8,192 warps, 78,897.0 and 41,580.7 per warp, = F + 64 I and F + 33 I + 2 (I + 128) for a warp's
+  // fixed part F, I per iteration and the 128 mask VALU of each of a causal warp's two masked
+  // iterations (the 64 and on average 33 iterations of a 128-row block over 64-key blocks): I =
+  // 1,212.0 per warp and iteration (F = 1,329). Less the model's 256 mma.sync, 352 VALU and 68 exp:
+  // 536 issue-only, 8.375 per score lane (64 per warp). `stall_wait` per issued instruction, 1.34 in
+  // both (the stall counts of the instructions' control bits).
+  f.loop.issue_only_per_score_lane = (1212.0 - 256 - 352 - 68) / 64;
+  f.loop.issue_wait_per_instruction = 1.34;
   f.loop.source = "VALU, exp and mask per score counted from FA2-SRC softmax.h and mask.h (d = 128, kBlockN = 64); "
-                  "LDS bytes from its MMA layout; the rest an estimate (aiter-v3 density)";
+                  "LDS bytes from its MMA layout; instructions and fixed-latency waits measured (ncu, H200, d = 128); "
+                  "barriers an estimate (aiter-v3 density)";
   f.prologue = borrowed(aiter_fwd_prologue(), "FlashAttention-2");
   f.epilogue = borrowed(aiter_fwd_epilogue(), "FlashAttention-2");
 
@@ -315,8 +326,18 @@ KernelSchedule fa2() {
   b.loop.mask_valu_per_score_lane = 2.0;
   b.loop.lds_read_per_tile_byte = 576.0 / 8 / 32;
   b.loop.lds_write_per_tile_byte = 64.0 / 8 / 32;
+  // Instructions and waits measured as the forward's: 1,065,058,304 and 600,506,368 over 16,384
+  // warps, 65,006.0 and 36,652.0 per warp = F + 64 I and F + 33 I + 2 (I + 64) (64 and on average 33
+  // iterations of 64 query rows per 128-key block, two of them masked, 64 mask VALU each): I = 918.8
+  // (F = 6,203). Less 320 mma.sync, 128 VALU and 32 exp: 438.8 issue-only, 13.71 per score lane (32
+  // per warp). `stall_wait` 2.22 and 2.07 per instruction, 144,313 and 75,870 cycles per warp: the
+  // iterations' 31 I - 2 x 64 = 28,354 instructions took 68,443, 2.41 per instruction (the fixed
+  // part 0.38).
+  b.loop.issue_only_per_score_lane = (918.8 - 320 - 128 - 32) / 32;
+  b.loop.issue_wait_per_instruction = 2.41;
   b.loop.source = "VALU, exp and mask per score counted from FA2-SRC flash_bwd_kernel.h; LDS bytes from its MMA layouts "
-                  "(d = 128, kBlockM 64, kBlockN 128, 8 warps); the rest an estimate (aiter-v3 density)";
+                  "(d = 128, kBlockM 64, kBlockN 128, 8 warps); instructions and fixed-latency waits measured (ncu, H200, "
+                  "d = 128); barriers an estimate (aiter-v3 density)";
   b.dq_loop = b.loop;
   b.prologue = borrowed(aiter_bwd_prologue(), "FlashAttention-2");
   b.epilogue = borrowed(aiter_bwd_epilogue(), "FlashAttention-2");
@@ -376,6 +397,12 @@ KernelSchedule fa3() {
   // FA3 has no two-pass dQ kernel; its dq_loop (bwd.dq=two_pass, a what-if) keeps FA2's backward
   // densities. The forward's and backward's loops get their own sources below.
   k.bwd.dq_loop.source = "as FlashAttention-2's backward (FA2-SRC); FlashAttention-3 has no two-pass dQ kernel";
+  // FA3's instruction streams are its own (warpgroup MMA, a producer warpgroup) and were not
+  // measured: its loops take aiter's issue-only density and no fixed-latency waits, not FA2's
+  // measured ones.
+  for (LoopDensity* d : {&k.fwd.loop, &k.bwd.loop}) d->issue_wait_per_instruction = 0;
+  k.fwd.loop.issue_only_per_score_lane = aiter_fwd_density().issue_only_per_score_lane;
+  k.bwd.loop.issue_only_per_score_lane = aiter_bwd_density(false).issue_only_per_score_lane;
   // LDS (shared memory) reads of the forward, derived: a warpgroup MMA reads its shared-memory
   // operands once for its four warps (WGMMA-GUIDE); Q K^T reads Q's 64-row slice and the K tile
   // from shared memory, P V reads the V tile (P from registers, MmaPV_is_RS, FA-SCHED B4). Per

@@ -132,6 +132,8 @@ void density_fields(std::vector<Field>& t, const std::string& prefix, Acc loop) 
                                 [loop](auto& k) -> auto& { return loop(k).lds_wavefronts_per_tile_byte; })));
   t.push_back(wrap(number_field(prefix + ".lds_wavefronts_per_score_lane",
                                 [loop](auto& k) -> auto& { return loop(k).lds_wavefronts_per_score_lane; })));
+  t.push_back(wrap(number_field(prefix + ".issue_wait_per_instruction",
+                                [loop](auto& k) -> auto& { return loop(k).issue_wait_per_instruction; })));
 }
 
 // The launch resources of one loop-free backward kernel: `prefix` is "bwd.preprocess_kernel",

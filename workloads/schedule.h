@@ -53,6 +53,11 @@ struct LoopDensity {
   // wide accesses without bank conflicts; a kernel whose accesses are narrow or conflict states them.
   double lds_wavefronts_per_tile_byte = 0;
   double lds_wavefronts_per_score_lane = 0;
+  // Fixed-latency waits (OpCost::issue_wait): engine cycles a wave waits, on average, after issuing
+  // each instruction of the loop's compute operations before it may issue its next, beyond its turn.
+  // On NVIDIA these are the stall counts of each instruction's control bits (ncu's `stall_wait`); on
+  // CDNA the compiler writes them as s_nop, counted among the issue-only instructions, so 0 there.
+  double issue_wait_per_instruction = 0;
   std::string source;
 };
 

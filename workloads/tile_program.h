@@ -46,6 +46,9 @@ struct OpCost {
   std::uint32_t valu = 0;      // VALU instructions, transcendentals excluded
   std::uint32_t trans = 0;     // transcendental instructions (exp)
   std::uint32_t mask_valu = 0; // extra VALU when the tile needs masking
+  // Engine cycles the wave waits after each of its instructions before issuing the next, beyond its
+  // issue turn (fixed-latency dependences: LoopDensity::issue_wait_per_instruction); 0: none.
+  float issue_wait = 0;
   std::uint64_t lds_read = 0;  // bytes
   std::uint64_t lds_write = 0; // bytes
   // LDS wavefronts per wave (bank passes, one per LDS clock) when they take longer than the bytes at
