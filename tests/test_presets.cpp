@@ -180,7 +180,7 @@ TEST_CASE("fa2 backward: VALU per score from its source and shared-memory reads 
   CHECK(c.lds_read == 72 * 1024);
 }
 
-TEST_CASE("fa2's loops issue the instructions per warp and iteration the H200 measured and wait as measured") {
+TEST_CASE("fa2 issues the instructions per warp the H200 measured and waits as measured") {
   // h200_torch_fa2_ncu_raw_20261204.csv (B = 4, 16 heads, N = 4096, d = 128), smsp__inst_executed
   // over the warps (8,192 forward, 16,384 backward): dense 78,897.0 and 65,006.0 per warp, causal
   // 41,580.7 and 36,652.0. A warp's fixed part F plus I per iteration: dense F + 64 I; causal
@@ -213,12 +213,24 @@ TEST_CASE("fa2's loops issue the instructions per warp and iteration the H200 me
   };
   waits(fwd.kernels.front().body, 1.34f);
   waits(main->body, 2.41f);
+  // The rest of each warp's instructions, its fixed part F = dense - 64 I (1,329 forward, 6,203
+  // backward), are the prologue's and epilogue's together; their waits: 1.34 forward, and in the
+  // backward (2.22 x 65,006.0 - 64 x 918.8 x 2.414) / 6,203 = 0.38 per instruction.
+  const auto fixed = [&](const KernelProgram& kp) { return issued(total(kp.prologue)) + issued(total(kp.epilogue)); };
+  CHECK(std::abs(fixed(fwd.kernels.front()) - (646'324'224.0 / 8192 - 64 * fwd_measured)) <= 2.0);
+  CHECK(std::abs(fixed(*main) - (1'065'058'304.0 / 16384 - 64 * bwd_measured)) <= 3.0);
+  waits(fwd.kernels.front().prologue, 1.34f);
+  waits(fwd.kernels.front().epilogue, 1.34f);
+  waits(main->prologue, 0.38f);
+  waits(main->epilogue, 0.38f);
   for (const auto& kp : bwd.kernels) {
     if (kp.kind != KernelKind::bwd_main) waits(kp.prologue, 0.0f);
   }
   // FA3's own code was not measured: its loops keep aiter's issue-only density and wait on nothing.
   const auto fa3 = test::build(p, "fa3", Direction::fwd);
   waits(fa3.kernels.front().body, 0.0f);
+  waits(fa3.kernels.front().prologue, 0.0f);
+  CHECK(fixed(fa3.kernels.front()) == 1101.0);  // aiter's prologue and epilogue, 548 + 553
   // A what-if on any kernel reaches its loops' compute operations; a bad value is named.
   const KernelSchedule w = parse_kernel_spec("aiter-v3,fwd.loop.issue_wait_per_instruction=3");
   CHECK(w.fwd.loop.source.rfind("overridden (--kernel)", 0) == 0);

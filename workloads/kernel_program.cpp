@@ -118,6 +118,7 @@ OpCost fixed_cost(const FixedMix& m) {
   c.lds_read = m.lds_read_bytes;
   c.lds_write = m.lds_write_bytes;
   c.issue_only = m.issue_only;
+  c.issue_wait = m.issue_wait;
   return c;
 }
 

@@ -3,6 +3,8 @@
 // aiter code objects ROCm/aiter@e4048607). "estimate" marks a figure no source gave.
 #include "workloads/presets.h"
 
+#include <algorithm>
+#include <cmath>
 #include <optional>
 
 namespace attnsim::workloads {
@@ -245,6 +247,20 @@ KernelSchedule aotriton() {
   return k;
 }
 
+// A kernel's measured fixed part: a prologue and an epilogue (borrowed mixes) whose issue-only
+// counts grow or shrink, in proportion to each part's instructions, until the two together issue
+// `instructions` per wave, each followed by `wait` cycles (FixedMix::issue_wait).
+void set_measured_fixed(FixedMix& pro, FixedMix& epi, double instructions, float wait, const std::string& source) {
+  const auto issued = [](const FixedMix& m) { return static_cast<double>(m.mfma + m.valu + m.trans + m.issue_only); };
+  const double both = issued(pro) + issued(epi), extra = instructions - both;
+  for (FixedMix* m : {&pro, &epi}) {
+    const double share = extra * issued(*m) / both;
+    m->issue_only = static_cast<std::uint32_t>(std::max(0.0, std::round(m->issue_only + share)));
+    m->issue_wait = wait;
+    m->source = source + "; " + m->source;
+  }
+}
+
 KernelSchedule fa2() {
   KernelSchedule k;
   k.name = "fa2";
@@ -297,6 +313,10 @@ KernelSchedule fa2() {
                   "barriers an estimate (aiter-v3 density)";
   f.prologue = borrowed(aiter_fwd_prologue(), "FlashAttention-2");
   f.epilogue = borrowed(aiter_fwd_epilogue(), "FlashAttention-2");
+  // The warp's fixed part F = 1,329 instructions (above), 1.34 cycles of wait each (the kernels'
+  // stall_wait, equal in both): the borrowed mixes' 1,101 scaled to it.
+  set_measured_fixed(f.prologue, f.epilogue, 1329.0, 1.34f,
+                     "instructions and waits of the prologue and epilogue together measured (ncu, H200, d = 128)");
 
   BwdSchedule& b = k.bwd;
   b.block_m = 64;    // kBlockM (Flash_bwd_kernel_traits<128, 64, 128, 8, ...>)
@@ -341,6 +361,10 @@ KernelSchedule fa2() {
   b.dq_loop = b.loop;
   b.prologue = borrowed(aiter_bwd_prologue(), "FlashAttention-2");
   b.epilogue = borrowed(aiter_bwd_epilogue(), "FlashAttention-2");
+  // F = 6,203 instructions (above), whose waits took 2.22 x 65,006.0 - 64 x 918.8 x 2.414 = 2,369
+  // cycles, 0.38 each (2.414 = 68,443 / 28,354 unrounded): the borrowed mixes' 3,341 scaled to it.
+  set_measured_fixed(b.prologue, b.epilogue, 6203.0, 0.38f,
+                     "instructions and waits of the prologue and epilogue together measured (ncu, H200, d = 128)");
   b.preprocess = borrowed(aiter_preprocess(), "FlashAttention-2");
   b.convert = borrowed(aiter_convert(), "FlashAttention-2");
   // The loop-free kernels, measured (h200_torch_fa2_ncu_raw_20261204.csv, as the forward's):
@@ -401,6 +425,10 @@ KernelSchedule fa3() {
   // measured: its loops take aiter's issue-only density and no fixed-latency waits, not FA2's
   // measured ones.
   for (LoopDensity* d : {&k.fwd.loop, &k.bwd.loop}) d->issue_wait_per_instruction = 0;
+  k.fwd.prologue = borrowed(aiter_fwd_prologue(), "FlashAttention-3");
+  k.fwd.epilogue = borrowed(aiter_fwd_epilogue(), "FlashAttention-3");
+  k.bwd.prologue = borrowed(aiter_bwd_prologue(), "FlashAttention-3");
+  k.bwd.epilogue = borrowed(aiter_bwd_epilogue(), "FlashAttention-3");
   k.fwd.loop.issue_only_per_score_lane = aiter_fwd_density().issue_only_per_score_lane;
   k.bwd.loop.issue_only_per_score_lane = aiter_bwd_density(false).issue_only_per_score_lane;
   // LDS (shared memory) reads of the forward, derived: a warpgroup MMA reads its shared-memory

@@ -67,6 +67,7 @@ struct FixedMix {
   std::uint64_t lds_read_bytes = 0, lds_write_bytes = 0;
   std::string source;
   std::uint32_t issue_only = 0;  // OpCost::issue_only
+  float issue_wait = 0;          // OpCost::issue_wait: cycles after each instruction (LoopDensity's)
 };
 
 // The masks a code object implements (a causal mask along either diagonal, a sliding window).
