@@ -320,3 +320,32 @@ TEST_CASE("instruction issue: one wave per SIMD pays its issue turns and two wav
   const double fwd4 = time_of(Direction::fwd, "4cyc", KernelKind::fwd);
   CHECK(fwd4 == doctest::Approx(fwd1).epsilon(0.005));
 }
+
+TEST_CASE("fixed-latency waits: a lone workgroup's issue-bound loop takes its waits once per instruction") {
+  // One aiter-v3 forward workgroup without a mask at 1 GHz, its loop's instructions followed by
+  // 100 or 200 cycles of wait each (a what-if): the waves' issue streams are then the loop's
+  // critical path, so the kernel takes 100 cycles more per instruction a wave group issues in the
+  // loop (iterations x the body's compute instructions); the prologue and epilogue do not wait.
+  Problem p = heads(1, 256);
+  p.causal = false;
+  const auto pass = [&](int wait) {
+    return test::build(p, "aiter-v3,fwd.loop.issue_wait_per_instruction=" + std::to_string(wait), Direction::fwd);
+  };
+  const auto base = pass(100), slow = pass(200);
+  const auto& kp = base.kernels.at(0);
+  REQUIRE(kp.workgroups() == 1);
+  std::uint64_t per_iteration = 0;
+  for (const auto& op : kp.body.ops) {
+    if (op.pipe != Pipe::matrix && op.pipe != Pipe::vector) continue;
+    per_iteration += op.cost.issued_mfma() + op.cost.valu + op.cost.trans + op.cost.issue_only;
+  }
+  const std::uint64_t instructions = kp.pass(0, 0).iterations() * per_iteration;
+  REQUIRE(instructions > 0);
+  const auto& gpu = mi300x({"clock.engine=1GHz", "clock.xcd_spread=0"});
+  const auto span = [&](const PassPrograms& pp) {
+    const auto r = run(pp, gpu);
+    return static_cast<double>(r.kernels[0].end - r.kernels[0].start);
+  };
+  const double added_cycles = (span(slow) - span(base)) / 1000.0;  // 1 GHz: 1000 ticks (ps) per cycle
+  CHECK(added_cycles == doctest::Approx(100.0 * static_cast<double>(instructions)).epsilon(0.01));
+}
