@@ -17,13 +17,15 @@ using namespace attnsim;
 namespace {
 // The forward of one head of d = 128, N = 1024 on an H200 at 1830 MHz: 16 workgroups of 4 warps,
 // each on an SM of its own, each loading 16 K and 16 V tiles of 64 rows x 256 B = 128 lines. The
-// loop's shared-memory wavefronts are left out (its LDS at its bandwidth), so that the loads bind.
+// loop's shared-memory wavefronts (its LDS at its bandwidth) and its measured issue-only
+// instructions and waits are left out, so that the loads bind.
 double forward_us(std::uint32_t bytes_in_flight) {
   report::PointSpec s;
   s.arch = "h200";
   s.sets = {"clock.engine=1830MHz"};
   s.kernel = "ref-cuda,fwd.loop.lds_wavefronts_per_tile_byte=0,fwd.loop.lds_wavefronts_per_score_lane=0,"
-             "fwd.loop_load_bytes_in_flight=" +
+             "fwd.loop.issue_only_per_tile_byte=0,fwd.loop.issue_only_per_score_lane=0,"
+             "fwd.loop.issue_wait_per_instruction=0,fwd.loop_load_bytes_in_flight=" +
              std::to_string(bytes_in_flight);
   s.direction = "fwd";
   s.problem.batch = 1;

@@ -270,6 +270,44 @@ TEST_CASE("ref-cuda's loops: the shared-memory wavefronts per warp and iteration
   CHECK(total(test::build(p, "ref-hip", Direction::fwd).kernels.front().body).lds_wavefronts == 0);
 }
 
+TEST_CASE("ref-cuda's loops issue the instructions per warp and iteration the H200 measured at both head dimensions") {
+  // H200-REF (ncu_raw.csv, smsp__inst_executed; B = 1, 16 heads, N = 4096, 1,024 workgroups of 4
+  // warps): forward 1,813,905,408 (d = 128) and 1,163,825,152 (d = 64) over 64 iterations, main
+  // backward 2,218,967,040 and 1,396,056,064 over 128. Every instruction of the loops' compute
+  // operations waits 1.92 cycles (stall_wait at d = 128).
+  const struct {
+    std::uint32_t d;
+    double fwd, bwd;
+  } measured[] = {{128, 1'813'905'408.0 / (4096 * 64), 2'218'967'040.0 / (4096 * 128)},
+                  {64, 1'163'825'152.0 / (4096 * 64), 1'396'056'064.0 / (4096 * 128)}};
+  const auto issued = [](const CompiledBody& b) {
+    double n = 0;
+    for (const auto& op : b.ops) {
+      n += op.cost.issued_mfma() + op.cost.valu + op.cost.trans + op.cost.issue_only;
+      const bool computes = op.pipe == Pipe::matrix || op.pipe == Pipe::vector;
+      CHECK(op.cost.issue_wait == doctest::Approx(computes ? 1.92f : 0.0f));
+    }
+    return n;
+  };
+  for (const auto& m : measured) {
+    CAPTURE(m.d);
+    Problem p = d128(4096);
+    p.causal = false;
+    p.head_dim_qk = p.head_dim_v = m.d;
+    CHECK(std::abs(issued(test::build(p, "ref-cuda", Direction::fwd).kernels.front().body) - m.fwd) <= 2.0);
+    const auto bwd = test::build(p, "ref-cuda", Direction::bwd);
+    const KernelProgram* main = main_kernel(bwd);
+    REQUIRE(main != nullptr);
+    CHECK(std::abs(issued(main->body) - m.bwd) <= 2.0);
+  }
+  // The part that grows with d sits on the matrix products: Q K^T's issue-only instructions at
+  // d = 128 are (6,418.6 - 4,002.7) / 64 x 128 / 2 = 2,416 (half the per-d part).
+  Problem p = d128(4096);
+  p.causal = false;
+  const auto fwd = test::build(p, "ref-cuda", Direction::fwd);
+  CHECK(std::abs(static_cast<double>(test::op_named(fwd.kernels.front().body, "qk").cost.issue_only) - 2416.0) <= 1.0);
+}
+
 TEST_CASE("aiter-v3-a16 uses 16-bit dQ atomics and no convert kernel") {
   const auto pp = test::build(d128(1536), "aiter-v3-a16", Direction::bwd);
   REQUIRE(pp.kernels.size() == 3);
@@ -480,6 +518,12 @@ TEST_CASE("instruction densities are overridable and marked as such") {
   const auto wp = workloads::build_pass(d128(1024), w, Direction::fwd, test::gpu("mi300x"));
   CHECK(test::op_named(wp.kernels[0].body, "qk").cost.lds_wavefronts == 4096);
   CHECK(test::op_named(wp.kernels[0].body, "softmax").cost.lds_wavefronts == 160);
+  // Issue-only instructions per tile byte go to the matrix products the same way (aiter's own
+  // issue-only instructions sit on its softmax: none on Q K^T before).
+  const KernelSchedule t = parse_kernel_spec("aiter-v3,fwd.loop.issue_only_per_tile_byte=0.25");
+  const auto tp = workloads::build_pass(d128(1024), t, Direction::fwd, test::gpu("mi300x"));
+  CHECK(test::op_named(tp.kernels[0].body, "qk").cost.issue_only == 2048);
+  CHECK(test::op_named(tp.kernels[0].body, "pv").cost.issue_only == 2048);
   CHECK(spec_error("fa2,bwd.loop.lds_wavefronts_per_score_lane=x") ==
         "--kernel fa2,bwd.loop.lds_wavefronts_per_score_lane=x: error: key 'bwd.loop.lds_wavefronts_per_score_lane': "
         "expected a non-negative number, got \"x\"");

@@ -158,14 +158,19 @@ OpCost with_wavefronts(OpCost c, double wavefronts) {
 }
 
 // A loop's LDS reads per wave over its matrix products, from its density and input tiles' bytes:
-// each product takes part `index` of `parts` of the bytes and of the wavefronts.
+// each product takes part `index` of `parts` of the bytes, of the wavefronts and of the issue-only
+// instructions that grow with the tiles.
 struct TileLds {
   TileLds(const LoopDensity& d, double tile_bytes)
-      : bytes(d.lds_read_per_tile_byte * tile_bytes), wavefronts(d.lds_wavefronts_per_tile_byte * tile_bytes) {}
+      : bytes(d.lds_read_per_tile_byte * tile_bytes),
+        wavefronts(d.lds_wavefronts_per_tile_byte * tile_bytes),
+        issue_only(d.issue_only_per_tile_byte * tile_bytes) {}
   OpCost gemm(MatrixCount n, std::uint32_t parts, std::uint32_t index) const {
-    return with_wavefronts(mfma_cost(n, share(bytes, parts, index)), share(wavefronts, parts, index));
+    OpCost c = with_wavefronts(mfma_cost(n, share(bytes, parts, index)), share(wavefronts, parts, index));
+    c.issue_only = rounded(share(issue_only, parts, index));
+    return c;
   }
-  double bytes, wavefronts;
+  double bytes, wavefronts, issue_only;
 };
 
 OpCost vector_cost(std::uint32_t valu, std::uint32_t trans, std::uint32_t mask_valu, std::uint32_t issue_only) {

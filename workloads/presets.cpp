@@ -475,16 +475,36 @@ KernelSchedule fa3() {
   return k;
 }
 
-// Sets a loop's LDS wavefront densities from the wavefronts measured per warp and iteration at
-// d = 128 and d = 64 (the only head dimensions of the validation kernels): the difference grows
-// with d, over `tile_bytes_per_d` bytes of the iteration's input tiles per unit of d; the rest is a
-// part per score lane (`score_lanes` per warp). Both measured counts are reproduced exactly.
-void set_measured_wavefronts(LoopDensity& d, double at_d128, double at_d64, double tile_bytes_per_d, double score_lanes) {
+// A count measured per warp and iteration at d = 128 and d = 64 (the only head dimensions of the
+// validation kernels), as a part per byte of the iteration's input tiles (the difference, which
+// grows with d, over `tile_bytes_per_d` bytes per unit of d) and a part per score lane (the rest,
+// over `score_lanes` per warp): both measured counts are reproduced exactly.
+struct MeasuredSplit {
+  double per_tile_byte = 0, per_score_lane = 0;
+};
+MeasuredSplit split_measured(double at_d128, double at_d64, double tile_bytes_per_d, double score_lanes) {
   const double per_d = (at_d128 - at_d64) / 64.0;
-  d.lds_wavefronts_per_tile_byte = per_d / tile_bytes_per_d;
-  d.lds_wavefronts_per_score_lane = (at_d128 - 128.0 * per_d) / score_lanes;
-  d.source = "LDS wavefronts measured (H200-REF ncu, d = 64 and 128); the rest an estimate (aiter-v3 density: "
-             "instruction mix of the validation kernels not read from their code objects)";
+  return {per_d / tile_bytes_per_d, (at_d128 - 128.0 * per_d) / score_lanes};
+}
+
+// Sets a loop's LDS wavefront densities from the wavefronts measured per warp and iteration.
+void set_measured_wavefronts(LoopDensity& d, double at_d128, double at_d64, double tile_bytes_per_d, double score_lanes) {
+  const MeasuredSplit w = split_measured(at_d128, at_d64, tile_bytes_per_d, score_lanes);
+  d.lds_wavefronts_per_tile_byte = w.per_tile_byte;
+  d.lds_wavefronts_per_score_lane = w.per_score_lane;
+}
+
+// Sets a loop's issue-only densities from its issue-only instructions per warp and iteration (the
+// measured instructions less the model's matrix, VALU and transcendental ones at each d), and its
+// fixed-latency wait per instruction.
+void set_measured_issue(LoopDensity& d, double at_d128, double at_d64, double tile_bytes_per_d, double score_lanes,
+                        double wait) {
+  const MeasuredSplit i = split_measured(at_d128, at_d64, tile_bytes_per_d, score_lanes);
+  d.issue_only_per_tile_byte = i.per_tile_byte;
+  d.issue_only_per_score_lane = i.per_score_lane;
+  d.issue_wait_per_instruction = wait;
+  d.source = "LDS wavefronts, instructions and fixed-latency waits measured (H200-REF ncu, d = 64 and 128); VALU, "
+             "exp and barriers an estimate (aiter-v3 density: the validation kernels' VALU mix not read from their code)";
 }
 
 // The project's own validation kernels (validation/kernels/attention_kernels.h), built by hipcc for
@@ -542,6 +562,12 @@ KernelSchedule validation_kernels(bool amd) {
     // d, over the iteration's 256 d bytes of K and V) and the score and probability strips' fp32 and
     // 16-bit accesses (the rest, over the warp's 32 score lanes), 85 % of them bank conflicts.
     set_measured_wavefronts(f.loop, 1'282'251'312.0 / (4096 * 64), 996'698'161.0 / (4096 * 64), 256.0, 32.0);
+    // Instructions (smsp__inst_executed, the same runs): 1,813,905,408 at d = 128 and 1,163,825,152
+    // at d = 64 over the same 262,144 warp-iterations, 6,919.6 and 4,439.7 each (the prologue and
+    // epilogue included: no causal run separates them). The model issues d mma.sync (Q K^T and P V,
+    // d / 2 each), 340 VALU and 33 exp per warp and iteration: issue-only 6,418.6 and 4,002.7, the
+    // fragment loads' part growing with d. stall_wait 1.92 per instruction at d = 128 (2.02 at 64).
+    set_measured_issue(f.loop, 6'919.6 - 128 - 340 - 33, 4'439.7 - 64 - 340 - 33, 256.0, 32.0, 1.92);
   }
   f.prologue = as_estimate(aiter_fwd_prologue());
   f.epilogue = as_estimate(aiter_fwd_epilogue());
@@ -590,6 +616,10 @@ KernelSchedule validation_kernels(bool amd) {
     // 959,339,794 at d = 64 over 128 iterations of 4 warps in 1,024 workgroups; the iteration's Q and
     // dO tiles are 128 d bytes, a warp's score lanes 16.
     set_measured_wavefronts(b.loop, 1'781'344'388.0 / (4096 * 128), 959'339'794.0 / (4096 * 128), 128.0, 16.0);
+    // Instructions: 2,218,967,040 and 1,396,056,064 over 524,288 warp-iterations, 4,232.3 and
+    // 2,662.8 each, less the model's 5 x d / 4 mma.sync (S, dP, dV, dK, dQ), 229 VALU and 16 exp;
+    // stall_wait 1.92 at d = 128 (1.97 at 64).
+    set_measured_issue(b.loop, 4'232.3 - 160 - 229 - 16, 2'662.8 - 80 - 229 - 16, 128.0, 16.0, 1.92);
   }
   b.dq_loop = b.loop;
   b.prologue = as_estimate(aiter_bwd_prologue());

@@ -128,6 +128,8 @@ void density_fields(std::vector<Field>& t, const std::string& prefix, Acc loop) 
   t.push_back(wrap(uint_field(prefix + ".extra_trans", [loop](auto& k) -> auto& { return loop(k).extra_trans; }, 0, 1024)));
   t.push_back(wrap(number_field(prefix + ".issue_only_per_score_lane",
                                 [loop](auto& k) -> auto& { return loop(k).issue_only_per_score_lane; })));
+  t.push_back(wrap(number_field(prefix + ".issue_only_per_tile_byte",
+                                [loop](auto& k) -> auto& { return loop(k).issue_only_per_tile_byte; })));
   t.push_back(wrap(number_field(prefix + ".lds_wavefronts_per_tile_byte",
                                 [loop](auto& k) -> auto& { return loop(k).lds_wavefronts_per_tile_byte; })));
   t.push_back(wrap(number_field(prefix + ".lds_wavefronts_per_score_lane",

@@ -45,8 +45,12 @@ struct LoopDensity {
   double lds_write_per_tile_byte = 0;  // LDS bytes written per byte of the loop's input tiles, per wave
   std::uint32_t barriers = 0;          // s_barrier per iteration
   std::uint32_t extra_trans = 0;       // transcendentals per iteration besides one exp per score
-  // Issue-only instructions (OpCost::issue_only) per (score / wave size), on the loop's VALU work.
+  // Issue-only instructions (OpCost::issue_only) per (score / wave size), on the loop's VALU work,
+  // and per byte of the loop's input tiles, on its matrix products (shared as their LDS bytes are):
+  // the instructions that grow with the head dimension (fragment loads, say), 0 where a code
+  // object's count was read at one head dimension only.
   double issue_only_per_score_lane = 0;
+  double issue_only_per_tile_byte = 0;
   // LDS wavefronts (OpCost::lds_wavefronts: passes through the LDS banks, one per clock) per wave:
   // a part per byte of the loop's input tiles, on its matrix products, and a part per
   // (score / wave size), on its softmax work. 0 and 0: the LDS bytes at the LDS's bandwidth, right for
