@@ -251,8 +251,8 @@ std::string render_run_report(const json& j) {
   }
   os << "\n  where the time went (us; each SIMD's time, averaged):\n";
   TextTable parts;
-  const std::vector<std::string> keys = {"launch", "matrix", "vector", "lds", "l2", "fabric", "hbm", "latency", "sync",
-                                         "tail_and_imbalance", "drain_and_writeback"};
+  const std::vector<std::string> keys = {"launch", "matrix", "vector", "issue", "lds", "l2", "fabric", "hbm", "latency",
+                                         "sync", "tail_and_imbalance", "drain_and_writeback"};
   std::vector<std::string> head = {"kernel"};
   for (const auto& key : keys) head.push_back(key == "tail_and_imbalance" ? "tail" : (key == "drain_and_writeback" ? "drain" : key));
   parts.add(head);

@@ -75,8 +75,10 @@ Tick ComputeUnit::compute(Tick now, const GroupWork& w, const PipeCosts& pc, Wai
   if (bound) {
     if (done == matrix_done && matrix_work) {
       *bound = WaitCause::sync;
-    } else if ((done == vector_done && vector_work) || (done == issue_done && issue_done > now)) {
+    } else if (done == vector_done && vector_work) {
       *bound = WaitCause::vector;
+    } else if (done == issue_done && issue_done > now) {
+      *bound = WaitCause::issue;
     } else {
       *bound = WaitCause::lds;
     }

@@ -58,7 +58,7 @@ class ComputeUnit {
   // Each wave issues its instructions in order, one per `pc.issue` plus the operation's
   // fixed-latency wait per instruction (OpCost::issue_wait cycles; every instruction of the
   // operation, issue-only ones included), after its earlier operations' (*w.issued): the operation
-  // finishes no earlier than its last issue (bound: vector, the wave's own instruction stream).
+  // finishes no earlier than its last issue (bound: issue, the wave's own instruction stream).
   // Sets *bound (when given) to what the finish was bound by: vector or LDS work, or matrix work
   // (sync, for operations waiting on it from other SIMDs). Each SIMD idle since its last work
   // until `now` adds that stretch to the breakdown as waiting on w.waited_on.

@@ -11,6 +11,7 @@ std::string_view to_string(WaitCause c) {
     case WaitCause::hbm: return "hbm";
     case WaitCause::latency: return "latency";
     case WaitCause::sync: return "sync";
+    case WaitCause::issue: return "issue";
     case WaitCause::count: break;
   }
   return "?";

@@ -20,6 +20,7 @@ enum class WaitCause : std::uint8_t {
   hbm,      // HBM channels
   latency,  // unloaded round trips: the levels' latency, or the window of outstanding requests
   sync,     // barriers, phase boundaries, and matrix work on other SIMDs
+  issue,    // a wave's own instruction stream: its issue turns and fixed-latency waits
   count
 };
 inline constexpr std::size_t kWaitCauses = static_cast<std::size_t>(WaitCause::count);

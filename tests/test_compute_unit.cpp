@@ -135,7 +135,7 @@ TEST_CASE("a wave waits an operation's fixed-latency cycles after each instructi
   WaitCause bound = WaitCause::lds;
   CHECK(cu.compute(0, w, pc, &bound) == 75'000);
   CHECK(issued == 75'000);
-  CHECK(bound == WaitCause::vector);
+  CHECK(bound == WaitCause::issue);  // the wave's own stream, not a pipe
   // The waits are the wave's own: a second wave group on the same SIMD gets the VALU at 10 cycles
   // (after the first one's 10), not after the first one's issue stream.
   Tick other = 0;
@@ -154,6 +154,13 @@ TEST_CASE("a wave waits an operation's fixed-latency cycles after each instructi
   b.issued = &batch;
   cu.compute(0, b, pc);
   CHECK(batch == 160'000);
+  // A SIMD idle while its wave waits on its own stream charges that time to `issue`: the next
+  // operation of the first group, issued at 75 ns, finds SIMD 0 idle since 20 ns.
+  workloads::OpCost next;
+  next.valu = 1;
+  GroupWork after{0, 1, &next, false, FinishCause{WaitCause::issue, 0}};
+  cu.compute(75'000, after, pc);
+  CHECK(cu.breakdown(0, 100'000).waiting[static_cast<std::size_t>(WaitCause::issue)] == 55'000);
 }
 
 TEST_CASE("LDS bytes of an op are served at 128 B per clock per CU") {
