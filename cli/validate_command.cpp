@@ -8,8 +8,9 @@
 #include "arch/arch_locator.h"
 #include "arch/clock_model.h"
 #include "arch/spec_loader.h"
-#include "report/text_table.h"
+#include "report/error_groups.h"
 #include "report/measurements.h"
+#include "report/text_table.h"
 #include "workloads/schedule.h"
 
 namespace attnsim::cli {
@@ -69,6 +70,7 @@ void run_validate(const ValidateState& st, int& exit_code) {
   };
   ErrorSums all;
   std::map<std::string, ErrorSums> by_metric;
+  report::ErrorGroups groups;  // the modelled clock's errors by metric, kernel, direction and mask
   std::size_t without_error = 0;
   TextTable t;
   t.add({"case", "kernel", "metric", "measured", "modelled clock", "error", "pinned clock", "error"});
@@ -92,6 +94,7 @@ void run_validate(const ValidateState& st, int& exit_code) {
         sums->pinned += std::abs(ep);
         ++sums->values;
       }
+      groups.add(c.metric, c.point.kernel, c.point.direction, c.point.problem.causal, em);
     } else {
       ++without_error;
     }
@@ -121,6 +124,7 @@ void run_validate(const ValidateState& st, int& exit_code) {
     j["summary"]["mape_by_metric"][metric] = {
         {"values", sums.values}, {"mape_modelled_clock", mean(sums.modelled, sums.values)}, {"mape_pinned_clock", mean(sums.pinned, sums.values)}};
   }
+  j["summary"]["by_group"] = groups.to_json();
   const bool over = st.max_mape > 0 && 100 * mean(all.modelled, all.values) > st.max_mape;
   j["summary"]["within_bound"] = !over;
   if (over) exit_code = kExitOverBound;
@@ -144,6 +148,7 @@ void run_validate(const ValidateState& st, int& exit_code) {
                 << " % (modelled clock), " << fixed(100 * mean(sums.pinned, sums.values), 1) << " % (pinned)\n";
     }
   }
+  if (groups.size() > 1) std::cout << "\n  by group, modelled clock (signed errors' range, mean of their absolute values):\n" << groups.render();
   if (over) std::cout << "  over the bound --max-mape " << fixed(st.max_mape, 1) << " %\n";
 }
 

@@ -2,6 +2,8 @@
 // measurements reader's errors, and validate agreeing with run.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -27,6 +29,14 @@ const char* kHeader =
     "arch,gpu,kernel,preset,direction,batch,heads_q,heads_kv,seqlen_q,seqlen_k,head_dim,dtype,causal,metric,measured,unit,"
     "source\n";
 const char* kSmall = "--batch 1 --heads 8:2 --seqlen 512 --causal --kernel ck";
+
+// `attnsim validate --json` on a measurements file of kHeader and `rows`; the file's path in *path.
+nlohmann::json validate_rows(const std::string& name, const std::string& rows, std::string* path) {
+  *path = temp_file(name, std::string(kHeader) + rows);
+  const Run v = run_attnsim("validate --json " + *path);
+  REQUIRE(v.exit_code == 0);
+  return nlohmann::json::parse(v.out);
+}
 
 }  // namespace
 
@@ -249,12 +259,11 @@ TEST_CASE("validate reproduces run: a case measured at the simulator's own figur
 TEST_CASE("validate: a measured zero has no relative error and the means are given per metric") {
   // A forward has no atomics: the suite records 0 for l2_atomic_request_bytes, which has no relative
   // error (it made the file's mean NaN before); the mean is the TFLOP/s row's own.
-  const std::string csv = temp_file("attnsim_validate_zero.csv", std::string(kHeader) +
-                                                                    "h100,H100,fa2 fwd,fa2,fwd,1,8,2,512,512,128,bf16,0,tflops,100,TFLOP/s,this test\n"
-                                                                    "h100,H100,fa2 fwd,fa2,fwd,1,8,2,512,512,128,bf16,0,l2_atomic_request_bytes,0,B,this test\n");
-  const Run v = run_attnsim("validate --json " + csv);
-  REQUIRE(v.exit_code == 0);
-  const auto j = nlohmann::json::parse(v.out);
+  std::string csv;
+  const auto j = validate_rows("attnsim_validate_zero.csv",
+                               "h100,H100,fa2 fwd,fa2,fwd,1,8,2,512,512,128,bf16,0,tflops,100,TFLOP/s,this test\n"
+                               "h100,H100,fa2 fwd,fa2,fwd,1,8,2,512,512,128,bf16,0,l2_atomic_request_bytes,0,B,this test\n",
+                               &csv);
   REQUIRE(j["cases"].size() == 2);
   CHECK(j["cases"][1]["modelled"]["error"].is_null());
   CHECK(j["cases"][1]["pinned"]["error"].is_null());
@@ -267,6 +276,40 @@ TEST_CASE("validate: a measured zero has no relative error and the means are giv
   const Run text = run_attnsim("validate " + csv);
   CHECK(text.out.find("n/a") != std::string::npos);
   CHECK(text.out.find("1 measured zero has no relative error") != std::string::npos);
+}
+
+TEST_CASE("validate groups its errors by metric and kernel and direction and mask as its tables are read") {
+  // Two dense forwards (N = 512 and 1024) in one group, a causal one in another, and a time row in a
+  // third: each group's range and mean come from its cases' own errors.
+  std::string csv;
+  const auto j = validate_rows("attnsim_validate_groups.csv",
+                               "h100,H100,fa2 fwd,fa2,fwd,1,8,2,512,512,128,bf16,0,tflops,100,TFLOP/s,this test\n"
+                               "h100,H100,fa2 fwd,fa2,fwd,1,8,2,1024,1024,128,bf16,0,tflops,100,TFLOP/s,this test\n"
+                               "h100,H100,fa2 fwd,fa2,fwd,1,8,2,512,512,128,bf16,1,tflops,100,TFLOP/s,this test\n"
+                               "h100,H100,fa2 fwd,fa2,fwd,1,8,2,512,512,128,bf16,0,time_us,10,us,this test\n",
+                               &csv);
+  REQUIRE(j["cases"].size() == 4);
+  const auto error = [&](int i) { return j["cases"][i]["modelled"]["error"].get<double>(); };
+  const auto& groups = j["summary"]["by_group"];
+  REQUIRE(groups.size() == 3);
+  // In key order: (time_us, ...) after (tflops, ..., dense) and (tflops, ..., causal).
+  const auto& dense = groups[0];
+  CHECK(dense["metric"] == "tflops");
+  CHECK(dense["kernel"] == "fa2");
+  CHECK(dense["direction"] == "fwd");
+  CHECK(dense["causal"] == false);
+  CHECK(dense["values"] == 2);
+  CHECK(dense["min_error"].get<double>() == doctest::Approx(std::min(error(0), error(1))));
+  CHECK(dense["max_error"].get<double>() == doctest::Approx(std::max(error(0), error(1))));
+  CHECK(dense["mape"].get<double>() == doctest::Approx((std::abs(error(0)) + std::abs(error(1))) / 2));
+  CHECK(groups[1]["causal"] == true);
+  CHECK(groups[1]["mape"].get<double>() == doctest::Approx(std::abs(error(2))));
+  CHECK(groups[2]["metric"] == "time_us");
+  CHECK(groups[2]["min_error"].get<double>() == doctest::Approx(error(3)));
+  const Run text = run_attnsim("validate " + csv);
+  REQUIRE(text.exit_code == 0);
+  CHECK(text.out.find("by group, modelled clock") != std::string::npos);
+  CHECK(text.out.find("causal") != std::string::npos);
 }
 
 TEST_CASE("validate --approximate simulates in the approximate tag mode as run --approximate does") {
