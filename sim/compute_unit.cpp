@@ -65,7 +65,7 @@ Tick ComputeUnit::compute(Tick now, const GroupWork& w, const PipeCosts& pc, Wai
   Tick issue_done = now;
   if (w.issued) {
     const Tick instructions =
-        n * (c.issued_mfma() + c.valu + c.trans + c.issue_only) + static_cast<Tick>(w.masked_count) * c.mask_valu;
+        n * static_cast<Tick>(c.issued()) + static_cast<Tick>(w.masked_count) * c.mask_valu;
     Tick turns = instructions * pc.issue;
     if (c.issue_wait > 0) turns += static_cast<Tick>(std::llround(static_cast<double>(instructions) * c.issue_wait * pc.cycle));
     issue_done = std::max(now, *w.issued) + turns;

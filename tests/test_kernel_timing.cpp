@@ -337,7 +337,7 @@ TEST_CASE("fixed-latency waits: a lone workgroup's issue-bound loop takes its wa
   std::uint64_t per_iteration = 0;
   for (const auto& op : kp.body.ops) {
     if (op.pipe != Pipe::matrix && op.pipe != Pipe::vector) continue;
-    per_iteration += op.cost.issued_mfma() + op.cost.valu + op.cost.trans + op.cost.issue_only;
+    per_iteration += op.cost.issued();
   }
   const std::uint64_t instructions = kp.pass(0, 0).iterations() * per_iteration;
   REQUIRE(instructions > 0);

@@ -190,7 +190,7 @@ TEST_CASE("fa2 issues the instructions per warp the H200 measured and waits as m
   const double fwd_measured = (646'324'224.0 / 8192 - 340'629'248.0 / 8192 + 2 * 128) / 31;
   const double bwd_measured = (1'065'058'304.0 / 16384 - 600'506'368.0 / 16384 + 2 * 64) / 31;
   const auto issued = [](const OpCost& c) {
-    return static_cast<double>(c.mfma + c.valu + c.trans + c.issue_only);
+    return static_cast<double>(c.issued());
   };
   Problem p = d128(4096);
   p.causal = false;
@@ -283,7 +283,7 @@ TEST_CASE("ref-cuda's loops issue the instructions per warp and iteration the H2
   const auto issued = [](const CompiledBody& b) {
     double n = 0;
     for (const auto& op : b.ops) {
-      n += op.cost.issued_mfma() + op.cost.valu + op.cost.trans + op.cost.issue_only;
+      n += static_cast<double>(op.cost.issued());
       const bool computes = op.pipe == Pipe::matrix || op.pipe == Pipe::vector;
       CHECK(op.cost.issue_wait == doctest::Approx(computes ? 1.92f : 0.0f));
     }

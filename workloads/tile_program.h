@@ -68,6 +68,9 @@ struct OpCost {
   // Pipe instructions and barriers (a body's critical path). Issue-only instructions are left out:
   // counted from a code object they include its s_barriers, which `barriers` counts already.
   std::uint64_t instructions() const { return issued_mfma() + valu + trans + barriers; }
+  // Instructions a wave issues for the operation (one unmasked iteration), a turn each: its matrix,
+  // VALU, transcendental and issue-only ones.
+  std::uint64_t issued() const { return issued_mfma() + valu + trans + issue_only; }
   std::uint32_t issued_mfma() const { return mfma_issued ? mfma_issued : mfma; }
 };
 
