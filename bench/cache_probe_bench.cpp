@@ -5,8 +5,9 @@
 // interleaved op by op as they run side by side; L2 misses and write-backs go to the MALL.
 // With --approximate the same stream goes through the engine's memory path in the approximate tag
 // mode (tags per group of a tile's rows, every line still counted; the channels' timing included,
-// the CUs' L1s too), loop iterations in steps of sim::kApproximateLoopBatch as the engine's
-// approximate mode issues them: it reports the line requests the L2s and the MALL resolved per second.
+// the CUs' L1s too), loop iterations in steps of sim::kApproximateLoopBatch, as the engine's
+// approximate mode issues the default case's forward and main backward (every kernel here): it
+// reports the line requests the L2s and the MALL resolved per second.
 // Usage: attnsim_bench_cache_probes [--seqlen N] [--approximate]
 #include <algorithm>
 #include <chrono>

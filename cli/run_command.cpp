@@ -83,8 +83,10 @@ void add_run_command(CLI::App& app) {
               "several times faster, within 1 % in time and 2 % in bytes per level of the exact mode on the tested "
               "problems (docs/model.md)");
   c->add_option("--loop-batch", st->loop_batch,
-                "approximate mode: loop iterations timed as one step (default " +
-                    std::to_string(sim::kApproximateLoopBatch) + "; 1 times every iteration)")
+                "approximate mode: at most N loop iterations timed as one step (default " +
+                    std::to_string(sim::kApproximateLoopBatch) + ", halved down to " +
+                    std::to_string(sim::kHalvedLoopBatchFloor) +
+                    " for a kernel whose passes are short; 1 times every iteration)")
       ->check(CLI::Range(1, 64));
   c->add_flag("--fast-forward", st->fast_forward,
               "simulate only some rounds of large grids (warm-up, measured windows, drain) and interpolate the "

@@ -34,7 +34,7 @@ constexpr std::uint32_t kNoSlot = std::numeric_limits<std::uint32_t>::max();
 constexpr std::uint32_t kControl = 0, kFinish = 1;  // event kinds; 2 + lane wakes a lane
 // Loop iterations are batched (EngineOptions::loop_batch) only in kernels whose grid fills at least
 // kBatchRounds rounds of the GPU and whose full pass spans at least kBatchMinSteps batches
-// (KernelRun::batching_keeps_timing; docs/model.md).
+// (KernelRun::loop_batch_for; docs/model.md).
 constexpr std::uint64_t kBatchRounds = 2;
 constexpr std::uint64_t kBatchMinSteps = 16;
 
@@ -177,21 +177,36 @@ class KernelRun {
     shape_.loop_stride = widths[1];
   }
 
-  // Whether batching the loop's iterations (EngineOptions::loop_batch) keeps this kernel's timing,
-  // as measured against unbatched runs (docs/model.md): it keeps a kernel's throughput, not a lone
-  // workgroup's critical path (so the grid must fill kBatchRounds rounds of the GPU's `slots`);
-  // only a workgroup alone on its CU keeps its pipes' interleaving (its lanes advance in step, while
-  // several workgroups' batches would interleave coarsely); a loop without prefetch pays each
-  // iteration's load latency, a batch only once; and a pass must span kBatchMinSteps batches.
-  bool batching_keeps_timing(const KernelProgram& kp, std::uint64_t slots) const {
-    const std::uint32_t batch = std::max<std::uint32_t>(1, options_.loop_batch);
-    if (batch == 1 || per_cu_ != 1 || kp.inner_rows == 0 || kp.workgroups() < kBatchRounds * slots) return false;
-    if (max_carried_distance(kp.body) < 2) return false;
-    const workloads::Problem& p = shape_.pp->problem;
-    const std::uint64_t rows = kp.inner_is_keys ? p.seqlen_k : p.seqlen_q;
-    const std::uint64_t full_pass =
-        kp.fixed_inner ? kp.fixed_inner : (rows + kp.inner_rows - 1) / kp.inner_rows * (kp.walks_group ? kp.group : 1);
-    return full_pass >= kBatchMinSteps * batch;
+  // The loop iterations per step that keep this kernel's timing (1: none), as measured against
+  // unbatched and exact runs (docs/model.md, **Loop batching**): batching keeps a kernel's
+  // throughput, not a lone workgroup's critical path (so the grid must fill kBatchRounds rounds of
+  // the GPU's `slots`); only a workgroup alone on its CU keeps its pipes' interleaving (its lanes
+  // advance in step, while several workgroups' batches would interleave coarsely); a loop without
+  // prefetch pays each iteration's load latency, a batch only once; and the passes must span
+  // kBatchMinSteps batches on average (each pass fills and drains its pipeline in steps of its own),
+  // so short passes halve EngineOptions::loop_batch, down to kHalvedLoopBatchFloor.
+  std::uint32_t loop_batch_for(const KernelProgram& kp, std::uint64_t slots) const {
+    std::uint32_t batch = std::max<std::uint32_t>(1, options_.loop_batch);
+    if (batch == 1 || per_cu_ != 1 || kp.inner_rows == 0 || kp.workgroups() < kBatchRounds * slots) return 1;
+    if (max_carried_distance(kp.body) < 2) return 1;
+    // The passes of one period of the grid (every period repeats its blocks).
+    std::uint64_t passes = 0, iterations = 0;
+    for (std::uint64_t wg = 0; wg < std::min(grid_period(kp), kp.workgroups()); ++wg) {
+      const std::uint32_t n = kp.passes(wg);
+      for (std::uint32_t i = 0; i < n; ++i) iterations += kp.pass(wg, i).iterations();
+      passes += n;
+    }
+    while (iterations < kBatchMinSteps * batch * passes) {
+      if (batch <= kHalvedLoopBatchFloor || batch / 2 < kHalvedLoopBatchFloor) return 1;
+      batch /= 2;
+    }
+    return batch;
+  }
+
+  // The grid's period in dispatch order: a batch, or under longest_first a section of heads (its
+  // work runs from the longest blocks to the shortest once per section).
+  static std::uint64_t grid_period(const KernelProgram& kp) {
+    return kp.grid == workloads::GridOrder::longest_first ? kp.section_heads * kp.grid_blocks : kp.grid_blocks * kp.heads;
   }
 
   // Sets the loop iterations per step and what depends on it. A dependence d >= 1 iterations back
@@ -241,14 +256,11 @@ class KernelRun {
     cus_per_xcd_ = gpu_.chip.cus_per_xcd;
     per_cu_ = r.occupancy.workgroups_per_cu;
     const std::uint64_t slots = static_cast<std::uint64_t>(xcds_) * cus_per_xcd_ * per_cu_;
-    set_batch(batching_keeps_timing(kp, slots) ? options_.loop_batch : 1);
+    set_batch(loop_batch_for(kp, slots));
     r.loop_batch = shape_.batch;
     const std::uint64_t caches = gpu_.l2_total_bytes() + (gpu_.mall.present ? gpu_.mall.size.value : 0);
     const bool fast_forward = options_.fast_forwards();
-    // The grid's period in dispatch order: a batch, or under longest_first a section of heads (its
-    // work runs from the longest blocks to the shortest once per section).
-    const std::uint64_t period = kp.grid == workloads::GridOrder::longest_first ? kp.section_heads * kp.grid_blocks
-                                                                                : kp.grid_blocks * kp.heads;
+    const std::uint64_t period = grid_period(kp);
     bool equal_work = true;  // over a period (every batch repeats it)
     const std::uint64_t first_ops = fast_forward ? kp.tile_ops(0) : 0;
     for (std::uint64_t wg = 1; fast_forward && equal_work && wg < std::min(period, r.workgroups); ++wg) {

@@ -20,16 +20,21 @@
 
 namespace attnsim::sim {
 
-// Loop iterations per loop step in the approximate mode unless the user chooses (docs/model.md).
-inline constexpr std::uint32_t kApproximateLoopBatch = 4;
+// Loop iterations per loop step in the approximate mode unless the user chooses: the most a kernel
+// takes (docs/model.md, **Loop batching**).
+inline constexpr std::uint32_t kApproximateLoopBatch = 8;
+// A kernel whose passes are too short on average for EngineOptions::loop_batch halves it, but not
+// below this (and not at all when loop_batch is below it).
+inline constexpr std::uint32_t kHalvedLoopBatchFloor = 4;
 
 struct EngineOptions {
   bool trace = false;        // record every workgroup's span (for --trace)
   bool approximate = false;  // tags per group of lines (TagMode::approximate; docs/model.md)
-  // Loop iterations each loop-body operation stands for (1: every iteration is timed on its own).
-  // A batch of n issues as one operation of n times the work and tiles; a dependence d >= 1
-  // iterations back becomes 1 + ceil((d - 1) / n) batches back. Part of the approximate mode
-  // (docs/model.md).
+  // Loop iterations each loop-body operation stands for, at most (1: every iteration is timed on its
+  // own). A batch of n issues as one operation of n times the work and tiles; a dependence d >= 1
+  // iterations back becomes 1 + ceil((d - 1) / n) batches back. Each kernel takes the largest of
+  // n, n / 2, n / 4, ... (not below kHalvedLoopBatchFloor) whose batches keep its timing, or 1
+  // (KernelResult::loop_batch says which). Part of the approximate mode (docs/model.md).
   std::uint32_t loop_batch = 1;
   // Skip rounds of large grids, interpolating them from measured windows (sim/fast_forward.h).
   // Either tag mode; ignored with `trace` (a trace shows every workgroup).
