@@ -2,8 +2,9 @@
 // Hkv=8, N=8192, d=128, bf16, causal, forward and backward), one core. Targets (issue "Simulate
 // kernels end to end"): <= 1 s for the default case (about 140 million line requests), <= 1 GiB
 // peak memory. Reports line requests, tile operations and events per second, and peak RSS.
-// Usage: attnsim_bench_engine [--seqlen N] [--batch B] [--kernel PRESET] [--approximate] [--fast-forward]
+// Usage: attnsim_bench_engine [--seqlen N] [--batch B] [--kernel PRESET] [--approximate [--loop-batch N]] [--fast-forward]
 // (--approximate: the approximate mode with its loop batching, as `attnsim run --approximate`;
+// --loop-batch: its most loop iterations per step, as `attnsim run --loop-batch`;
 // --fast-forward: skip and interpolate rounds of large grids, as `attnsim run --fast-forward`. The
 // largest preset case: --batch 8 --seqlen 16384 --approximate --fast-forward, target <= 10 s.)
 #include <chrono>
@@ -31,11 +32,13 @@ int main(int argc, char** argv) {
   p.causal = true;
   std::string kernel = "aiter-v3";
   sim::EngineOptions options;
+  std::uint32_t loop_batch = sim::kApproximateLoopBatch;
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
     if (!std::strcmp(argv[i], "--approximate")) {
       options.approximate = true;
-      options.loop_batch = sim::kApproximateLoopBatch;
+    } else if (has_value && !std::strcmp(argv[i], "--loop-batch")) {
+      loop_batch = static_cast<std::uint32_t>(std::stoul(argv[++i]));
     } else if (!std::strcmp(argv[i], "--fast-forward")) {
       options.fast_forward = true;
     } else if (has_value && !std::strcmp(argv[i], "--seqlen")) {
@@ -54,6 +57,7 @@ int main(int argc, char** argv) {
   const PassPrograms fwd = build_pass(p, k, Direction::fwd, gpu);
   const PassPrograms bwd = build_pass(p, k, Direction::bwd, gpu);
   const auto t0 = std::chrono::steady_clock::now();
+  options.loop_batch = options.approximate ? loop_batch : 1;  // the exact mode times every iteration
   const sim::RunResult r = sim::simulate({&fwd, &bwd}, gpu, options);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::uint64_t tile_ops = 0;
