@@ -6,9 +6,23 @@
 
 namespace attnsim::sim {
 
-GroupCache::GroupCache(std::uint64_t capacity_bytes, std::uint32_t max_groups)
-    : capacity_units_(std::max<std::uint64_t>(1, capacity_bytes / 64)) {
+GroupCache::GroupCache(std::uint64_t capacity_bytes, std::uint32_t max_groups, std::uint32_t sets,
+                       std::uint32_t line_bytes)
+    : capacity_units_(std::max<std::uint64_t>(1, capacity_bytes / 64)),
+      sets_(std::max<std::uint32_t>(1, sets)),
+      line_div_(std::max<std::uint32_t>(64, line_bytes)),
+      period_div_(std::uint64_t{std::max<std::uint32_t>(64, line_bytes)} * std::max<std::uint32_t>(1, sets)) {
+  if (line_bytes == 0 || line_bytes % 64 != 0) {
+    throw std::invalid_argument("GroupCache: the line must be a positive multiple of 64 B, not " +
+                                std::to_string(line_bytes) + " B");
+  }
   max_groups = std::max<std::uint32_t>(max_groups, 2);
+  if (sets_ > 1) {
+    set_capacity_units_ = std::max<std::uint64_t>(1, capacity_units_ / sets_);
+    used_in_set_.assign(sets_, 0);
+    set_memo_.assign(std::size_t{max_groups} * (sets_ + 1), 0);
+    group_memo_.assign(max_groups, 0);
+  }
   groups_.resize(max_groups);
   shapes_.reserve(16);
   free_.reserve(max_groups);
@@ -70,6 +84,43 @@ void GroupCache::erase_slot(std::uint64_t key) {
   table_[hole] = kNone;
 }
 
+void GroupCache::map_sets(std::uint32_t g, std::uint64_t key, std::uint64_t shape_index) {
+  const std::size_t width = sets_ + 1;
+  // A unit's set depends on the key only through key mod the period: the sets of a shape at each
+  // 64 B offset within the period are found once; a key off a 64 B boundary has its own entry.
+  if (key % 64 != 0) {
+    group_memo_[g] = static_cast<std::uint32_t>(std::size_t{g} * width);
+    find_sets(&set_memo_[group_memo_[g]], key, shape_index);
+    return;
+  }
+  const std::uint64_t offsets = period_div_.value() / 64;
+  const std::uint64_t entry = shape_index * offsets + period_div_.mod(key) / 64;
+  const std::size_t first = groups_.size() * width;  // the shared entries start after the groups'
+  if (entry >= memo_ready_.size()) {
+    memo_ready_.resize((shape_index + 1) * offsets, 0);
+    set_memo_.resize(first + memo_ready_.size() * width, 0);
+  }
+  const std::size_t at = first + entry * width;
+  if (!memo_ready_[entry]) {
+    find_sets(&set_memo_[at], key, shape_index);
+    memo_ready_[entry] = 1;
+  }
+  group_memo_[g] = static_cast<std::uint32_t>(at);
+}
+
+void GroupCache::find_sets(std::uint64_t* m, std::uint64_t key, std::uint64_t shape_index) const {
+  const GroupShape& shape = shapes_[shape_index];
+  std::fill(m, m + sets_ + 1, 0);
+  const std::uint32_t per_row = shape.units_per_row ? shape.units_per_row : 64;
+  std::uint64_t row = key;
+  for (std::uint32_t first = 0; first < 64; first += per_row, row += shape.stride) {
+    for (std::uint32_t u = 0; u < per_row && first + u < 64; ++u) {
+      m[line_div_.div(row + 64 * u) % sets_] |= std::uint64_t{1} << (first + u);
+    }
+  }
+  for (std::uint32_t k = 0; k < sets_ && k < 64; ++k) m[sets_] |= std::uint64_t{m[k] != 0} << k;
+}
+
 void GroupCache::unlink(std::uint32_t g) {
   Group& e = groups_[g];
   if (e.prev != kNone) groups_[e.prev].next = e.next; else head_ = e.next;
@@ -97,11 +148,13 @@ void GroupCache::invalidate() {
   head_ = tail_ = kNone;
   count_ = 0;
   used_units_ = 0;
+  std::fill(used_in_set_.begin(), used_in_set_.end(), 0);
 }
 
 std::uint64_t GroupCache::state_bytes() const {
   return groups_.size() * sizeof(Group) + free_.capacity() * sizeof(std::uint32_t) +
-         table_.size() * sizeof(std::uint32_t);
+         table_.size() * sizeof(std::uint32_t) + set_memo_.size() * sizeof(std::uint64_t) +
+         group_memo_.size() * sizeof(std::uint32_t);
 }
 
 }  // namespace attnsim::sim

@@ -2,9 +2,11 @@
 // of one head, or an aligned 4 KiB chunk), each with per-64-byte valid and dirty bits.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
+#include "sim/divisor.h"
 #include "sim/host_prefetch.h"
 #include "sim/huge_page_allocator.h"
 
@@ -34,13 +36,21 @@ struct GroupShape {
 // set-associative cache in tests (docs/model.md, approximate mode). Every group is identified by a
 // key (the address of its first unit) and keeps the same shape for its life; a group of units is
 // made most recently used as a whole and evicted as a whole, least recently used first, once the
-// valid units of all groups exceed the capacity. Fully associative (no set conflicts). At most
-// `max_groups` groups are held (the least recently used one is evicted to make room). Keys below
-// 2^48 (else std::out_of_range). Deterministic; no allocation after construction but one per
-// distinct shape beyond the first 16.
+// valid units of all groups exceed the capacity. At most `max_groups` groups are held (the least
+// recently used one is evicted to make room). With `sets` = 1, fully associative (no set
+// conflicts: a cache of many hashed sets). With `sets` > 1, as a cache of few sets indexed by line
+// modulo sets (an L1): a unit lies in set (its address / line_bytes) mod sets, each set holds
+// capacity / sets of units, and after an access each set the access added units to that is over
+// its share, in set order, evicts the least recently used groups with units in it (never the
+// group just accessed) until it fits;
+// then the capacity as a whole is enforced as above. Keys below 2^48 (else std::out_of_range);
+// line_bytes a multiple of 64 (else std::invalid_argument). Deterministic; no allocation after
+// construction but one per distinct shape beyond the first 16 (and, with sets > 1, a few words per
+// distinct shape and key offset within sets x line_bytes).
 class GroupCache {
  public:
-  GroupCache(std::uint64_t capacity_bytes, std::uint32_t max_groups);
+  GroupCache(std::uint64_t capacity_bytes, std::uint32_t max_groups, std::uint32_t sets = 1,
+             std::uint32_t line_bytes = 128);
 
   // Probes the units `mask` of group `key`: returns the units of `mask` that were valid. Then makes
   // `fill` valid (a read or write allocation; 0: no allocation, e.g. a write-through) and `dirty`
@@ -59,6 +69,8 @@ class GroupCache {
   void invalidate();
 
   std::uint64_t valid_bytes() const { return used_units_ * 64; }
+  // With sets > 1: the valid bytes of the units in set `set`.
+  std::uint64_t valid_bytes_in_set(std::uint32_t set) const { return sets_ > 1 ? used_in_set_[set] * 64 : valid_bytes(); }
   std::uint64_t state_bytes() const;
   std::uint32_t groups() const { return count_; }
 
@@ -88,6 +100,41 @@ class GroupCache {
   std::uint64_t slot_of(std::uint64_t key) const { return (key * 0x9E3779B97F4A7C15ull) >> shift_; }
   template <class OnEvict>
   void evict_lru(std::uint32_t keep, OnEvict&& on_evict);
+  // Removes group `g` (present), passing its dirty units to on_evict.
+  template <class OnEvict>
+  void evict(std::uint32_t g, OnEvict&& on_evict);
+  // Sets > 1: counts the units `added` to group `keep` in their sets, then evicts, set by set (those
+  // they lie in), the least recently used groups other than `keep` with units in a set over its
+  // share. Out of line: the caches of one set (the L2s, the MALL) keep their inlined access small.
+  template <class OnEvict>
+  [[gnu::noinline]] void fit_sets(std::uint32_t keep, std::uint64_t added, OnEvict&& on_evict);
+  // Sets > 1: group g's units in each set (sets_ words), then the sets it has units in (a word, a
+  // bit per set of the first 64): an entry of set_memo_, found from its key and shape when it is
+  // inserted (map_sets).
+  const std::uint64_t* set_units(std::uint32_t g) const { return &set_memo_[group_memo_[g]]; }
+  std::uint64_t sets_of(std::uint32_t g) const { return set_memo_[group_memo_[g] + sets_]; }
+  void map_sets(std::uint32_t g, std::uint64_t key, std::uint64_t shape_index);
+  // A group of shape `shape_index` at `key`: its units in each set, and the sets, into the entry
+  // at m.
+  void find_sets(std::uint64_t* m, std::uint64_t key, std::uint64_t shape_index) const;
+  // Adds (+1) or removes (-1) the units `units` of group g from the sets' counts; returns the sets
+  // they lie in, a bit per set (of the first 64; a cache of more sets visits them all).
+  std::uint64_t count_in_sets(std::uint32_t g, std::uint64_t units, int sign) {
+    const std::uint64_t* m = set_units(g);
+    std::uint64_t touched = 0;
+    const auto count = [&](std::uint32_t k) {
+      const std::uint64_t n = count_units(units & m[k]);
+      if (n == 0) return;
+      touched |= std::uint64_t{1} << (k & 63);
+      used_in_set_[k] = sign > 0 ? used_in_set_[k] + n : used_in_set_[k] - n;
+    };
+    if (sets_ > 64) {
+      for (std::uint32_t k = 0; k < sets_; ++k) count(k);
+      return ~std::uint64_t{0};
+    }
+    for (std::uint64_t in = sets_of(g); in; in &= in - 1) count(static_cast<std::uint32_t>(__builtin_ctzll(in)));
+    return touched;
+  }
   // The least recently used groups are cold in the host's caches by the time they are evicted:
   // fetches the next victim's table slot, and the group after it, one eviction ahead (the next
   // victim itself having been fetched at the eviction before). No effect on results.
@@ -107,6 +154,18 @@ class GroupCache {
   std::vector<std::uint32_t, HugePageAllocator<std::uint32_t>> table_;  // open addressing, linear probing: group index or kNone
   std::uint32_t shift_ = 0;           // 64 - log2(table size)
   std::uint32_t head_ = kNone, tail_ = kNone, count_ = 0;
+  // Sets > 1 (else unused): a unit's set is (address / line_bytes) mod sets_, so a group's units per
+  // set follow from its shape and its key modulo period_ (sets_ x line_bytes).
+  std::uint32_t sets_ = 1;
+  Divisor line_div_{128}, period_div_{128};
+  std::uint64_t set_capacity_units_ = 0;
+  std::vector<std::uint64_t> used_in_set_;  // valid units per set
+  // Entries of sets_ + 1 words (set_units, sets_of): first one per group, for keys off a 64 B
+  // boundary; then one per shape and 64 B key offset within a period, found once and shared (entry
+  // max_groups + shape x offsets + offset; memo_ready_[shape x offsets + offset]).
+  std::vector<std::uint64_t> set_memo_;
+  std::vector<std::uint8_t> memo_ready_;
+  std::vector<std::uint32_t> group_memo_;   // per group: the word its entry starts at
 };
 
 template <class OnEvict>
@@ -114,15 +173,39 @@ void GroupCache::evict_lru(std::uint32_t keep, OnEvict&& on_evict) {
   std::uint32_t g = tail_;
   if (g == keep) g = groups_[g].prev;
   if (g == kNone) return;
+  if (g == tail_) prefetch_next_victims(groups_[g].prev);
+  evict(g, on_evict);
+}
+
+template <class OnEvict>
+void GroupCache::evict(std::uint32_t g, OnEvict&& on_evict) {
   Group& v = groups_[g];
-  if (g == tail_) prefetch_next_victims(v.prev);
   if (v.dirty) on_evict(v.key(), shape_of(v), v.dirty);
   used_units_ -= count_units(v.valid);
+  if (sets_ > 1) count_in_sets(g, v.valid, -1);
   unlink(g);
   erase_slot(v.key());
   v.valid = v.dirty = 0;
   free_.push_back(g);
   --count_;
+}
+
+template <class OnEvict>
+void GroupCache::fit_sets(std::uint32_t keep, std::uint64_t added, OnEvict&& on_evict) {
+  const std::uint64_t touched = count_in_sets(keep, added, +1);
+  const auto fit = [&](std::uint32_t k) {
+    // The least recently used groups first; each holds units of set k or is passed over.
+    for (std::uint32_t g = tail_; used_in_set_[k] > set_capacity_units_ && g != kNone;) {
+      const std::uint32_t prev = groups_[g].prev;
+      if (g != keep && (groups_[g].valid & set_units(g)[k])) evict(g, on_evict);
+      g = prev;
+    }
+  };
+  if (sets_ > 64) {
+    for (std::uint32_t k = 0; k < sets_; ++k) fit(k);
+    return;
+  }
+  for (std::uint64_t in = touched; in; in &= in - 1) fit(static_cast<std::uint32_t>(__builtin_ctzll(in)));
 }
 
 template <class OnEvict>
@@ -138,6 +221,7 @@ std::uint64_t GroupCache::access(std::uint64_t key, const GroupShape& shape, std
       slot = slot_for(key);  // the eviction moved entries of the table
     }
     g = insert_at(slot, key, shape);
+    if (sets_ > 1) map_sets(g, key, groups_[g].tagged >> kKeyBits);
     push_front(g);
   } else if (g != head_) {
     unlink(g);
@@ -149,6 +233,7 @@ std::uint64_t GroupCache::access(std::uint64_t key, const GroupShape& shape, std
   e.valid |= fill;
   e.dirty |= dirty & e.valid;
   used_units_ += count_units(added);
+  if (sets_ > 1 && added) fit_sets(g, added, on_evict);
   while (used_units_ > capacity_units_ && count_ > 1) evict_lru(g, on_evict);
   return hits;
 }

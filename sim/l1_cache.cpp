@@ -27,10 +27,16 @@ void L1Caches::build(std::uint64_t bytes) {
   exact_.clear();
   groups_.clear();
   if (approximate_) {
-    // Room for the groups of an L1 full of groups a quarter valid, as the approximate L2.
+    // Room for the groups of an L1 full of groups a quarter valid, as the approximate L2. The
+    // exact L1's few sets (line mod sets) are kept: each holds its share of the capacity, so that
+    // rows whose lines fall in some of the sets only (a row stride a multiple of sets x line)
+    // have the part of the L1 they would have (docs/model.md, approximate mode).
     const auto max_groups = static_cast<std::uint32_t>(bytes / (64 * 16));
+    const auto sets = static_cast<std::uint32_t>(gpu_->l1_sets());
     groups_.reserve(cus);
-    for (std::uint32_t i = 0; i < cus; ++i) groups_.emplace_back(bytes, max_groups);
+    for (std::uint32_t i = 0; i < cus; ++i) {
+      groups_.emplace_back(bytes, max_groups, sets, static_cast<std::uint32_t>(l1.line.value));
+    }
     return;
   }
   // The sets stay those of l1.size; a larger or smaller L1 has more or fewer ways.

@@ -16,7 +16,7 @@ namespace attnsim::sim {
 // that keeps validity per 64 B unit of a line: a miss fills the units the request touched (the L1
 // forwards the request's byte range, which the L2's request-size rules then see), so a later
 // request hits only if every unit it touches is valid. Approximate mode: a GroupCache of the L1's
-// size per CU, keyed like the L2's groups (also valid per 64 B unit). Deterministic.
+// size and sets per CU, keyed like the L2's groups (also valid per 64 B unit). Deterministic.
 class L1Caches {
  public:
   // Contract: throws arch::ConfigError unless l1.line equals l2.line (requests are L2 lines) and

@@ -151,33 +151,71 @@ TEST_CASE("rows too wide for 16 per group form smaller groups and flat rows form
 }
 
 namespace {
-// The contract of GroupCache written the plain way: a list, most recent first, searched linearly.
+// The contract of GroupCache written the plain way: a list, most recent first, searched linearly;
+// with sets > 1 each unit's set is found from its address on every count.
 class ListGroupCache {
  public:
-  ListGroupCache(std::uint64_t capacity_units, std::size_t max_groups) : capacity_(capacity_units), max_(max_groups) {}
+  ListGroupCache(std::uint64_t capacity_units, std::size_t max_groups, std::uint32_t sets = 1)
+      : capacity_(capacity_units), max_(max_groups), sets_(sets) {}
   // As GroupCache::access; evicted dirty groups are appended to `evicted` as (key, dirty units).
-  std::uint64_t access(std::uint64_t key, std::uint64_t mask, std::uint64_t fill, std::uint64_t dirty,
-                       std::vector<std::pair<std::uint64_t, std::uint64_t>>& evicted) {
+  std::uint64_t access(std::uint64_t key, const GroupShape& shape, std::uint64_t mask, std::uint64_t fill,
+                       std::uint64_t dirty, std::vector<std::pair<std::uint64_t, std::uint64_t>>& evicted) {
     auto it = std::find_if(groups_.begin(), groups_.end(), [&](const Entry& e) { return e.key == key; });
     if (it == groups_.end()) {
       if (fill == 0) return 0;
       if (groups_.size() == max_) evict_last(groups_.end(), evicted);
-      groups_.push_front(Entry{key, 0, 0});
+      groups_.push_front(Entry{key, shape, 0, 0});
     } else {
       groups_.splice(groups_.begin(), groups_, it);
     }
     Entry& e = groups_.front();
     const std::uint64_t hits = e.valid & mask;
+    const std::uint64_t before = e.valid;
     e.valid |= fill;
     e.dirty |= dirty & e.valid;
+    const std::uint64_t added = e.valid & ~before;
+    for (std::uint32_t k = 0; sets_ > 1 && k < sets_; ++k) {
+      // The least recently used group (not the one accessed) with units in set k, while set k, to
+      // which the access added units, is over its share.
+      Entry added_units = e;
+      added_units.valid = added;
+      if (in_set(added_units, k) == 0) continue;
+      while (units_in_set(k) > capacity_ / sets_) {
+        auto victim = groups_.end();
+        for (auto j = std::next(groups_.begin()); j != groups_.end(); ++j) {
+          if (in_set(*j, k)) victim = j;
+        }
+        if (victim == groups_.end()) break;
+        if (victim->dirty) evicted.emplace_back(victim->key, victim->dirty);
+        groups_.erase(victim);
+      }
+    }
     while (units() > capacity_ && groups_.size() > 1) evict_last(groups_.begin(), evicted);
     return hits;
   }
 
  private:
   struct Entry {
-    std::uint64_t key, valid, dirty;
+    std::uint64_t key;
+    GroupShape shape;
+    std::uint64_t valid, dirty;
   };
+  // Entry e's valid units in set k: unit u lies at key + (u / per_row) stride + (u % per_row) 64,
+  // its set is (address / 128) mod sets.
+  std::uint64_t in_set(const Entry& e, std::uint32_t k) const {
+    std::uint64_t n = 0;
+    for (std::uint32_t u = 0; u < 64; ++u) {
+      const std::uint64_t address =
+          e.key + (u / e.shape.units_per_row) * e.shape.stride + (u % e.shape.units_per_row) * 64;
+      n += (e.valid >> u & 1) && address / 128 % sets_ == k;
+    }
+    return n;
+  }
+  std::uint64_t units_in_set(std::uint32_t k) const {
+    std::uint64_t n = 0;
+    for (const Entry& e : groups_) n += in_set(e, k);
+    return n;
+  }
   std::uint64_t units() const {
     std::uint64_t n = 0;
     for (const Entry& e : groups_) n += count_units(e.valid);
@@ -195,6 +233,7 @@ class ListGroupCache {
   }
   std::uint64_t capacity_;
   std::size_t max_;
+  std::uint32_t sets_;
   std::list<Entry> groups_;
 };
 }  // namespace
@@ -216,7 +255,64 @@ TEST_CASE("a group cache behaves as a plain LRU list of groups over a long rando
       const int kind = static_cast<int>(random() % 4);  // read, write, probe without allocation, write-through
       const std::uint64_t fill = kind <= 1 ? mask : 0, dirty = kind == 1 ? mask : 0;
       const std::uint64_t hits = cache.access(key, kRows, mask, fill, dirty, on_evict);
-      REQUIRE(hits == reference.access(key, mask, fill, dirty, expected));
+      REQUIRE(hits == reference.access(key, kRows, mask, fill, dirty, expected));
+      REQUIRE(got == expected);
+    }
+  }
+}
+
+TEST_CASE("a group cache of few sets gives each set its share as a cache indexed by line modulo sets") {
+  // 4 sets of 128 B lines, 64 units (16 per set). kRows's rows are 2 KiB apart: 16 lines, a
+  // multiple of 4, so every row's two lines fall in sets 0 and 1, and a group of 16 rows fills
+  // them with 32 units each: more than their 16. Fully associative, the same 64 units would fit.
+  GroupCache flat(64 * 64, 16);
+  GroupCache sets(64 * 64, 16, 4, 128);
+  std::uint64_t evicted = 0;
+  const auto count = [&](std::uint64_t, const GroupShape&, std::uint64_t) { ++evicted; };
+  const std::uint64_t eight_rows = 0xffffffffull;  // 8 rows of 4 units: 16 units in set 0, 16 in set 1
+  CHECK(sets.access(0x10000, kRows, eight_rows, eight_rows, eight_rows, count) == 0);
+  CHECK(sets.valid_bytes_in_set(0) == 16 * 64);
+  CHECK(sets.valid_bytes_in_set(1) == 16 * 64);
+  CHECK(sets.valid_bytes_in_set(2) == 0);
+  CHECK(evicted == 0);
+  // A second such group: sets 0 and 1 are over their share, so the first group goes.
+  CHECK(sets.access(0x90000, kRows, eight_rows, eight_rows, 0, count) == 0);
+  CHECK(evicted == 1);
+  CHECK(sets.access(0x10000, kRows, eight_rows, 0, 0, count) == 0);
+  CHECK(flat.access(0x10000, kRows, eight_rows, eight_rows, 0, kNoEvict) == 0);
+  CHECK(flat.access(0x90000, kRows, eight_rows, eight_rows, 0, kNoEvict) == 0);
+  CHECK(flat.access(0x10000, kRows, eight_rows, 0, 0, kNoEvict) == eight_rows);
+  // Rows 256 B apart (contiguous) spread over the four sets: two groups of 32 units fit.
+  const GroupShape contiguous{256, 4};
+  GroupCache spread(64 * 64, 16, 4, 128);
+  CHECK(spread.access(0x20000, contiguous, eight_rows, eight_rows, 0, kNoEvict) == 0);
+  CHECK(spread.access(0x20800, contiguous, eight_rows, eight_rows, 0, kNoEvict) == 0);
+  for (std::uint32_t k = 0; k < 4; ++k) CHECK(spread.valid_bytes_in_set(k) == 16 * 64);
+  CHECK(spread.access(0x20000, contiguous, eight_rows, 0, 0, kNoEvict) == eight_rows);
+  CHECK_THROWS_AS(GroupCache(64 * 64, 16, 4, 96), std::invalid_argument);
+}
+
+TEST_CASE("a group cache of few sets behaves as a plain LRU list with per-set shares over a long random run") {
+  // Keys of two shapes (rows 2 KiB apart, two sets; contiguous rows, all four), some keys 64 B off
+  // a line, so that the sets' memo of each shape and key offset, and the per-unit path, are used.
+  std::mt19937_64 random(30);
+  const GroupShape strided{2048, 4}, contiguous{256, 4};
+  for (const std::uint32_t max_groups : {3u, 8u, 40u}) {
+    CAPTURE(max_groups);
+    const std::uint64_t capacity_units = 24 * max_groups;
+    GroupCache cache(capacity_units * 64, max_groups, 4, 128);
+    ListGroupCache reference(capacity_units, max_groups, 4);
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> got, expected;
+    const auto on_evict = [&](std::uint64_t key, const GroupShape&, std::uint64_t dirty) { got.emplace_back(key, dirty); };
+    for (int i = 0; i < 6000; ++i) {
+      const std::uint64_t n = random() % (3 * max_groups + 5);
+      const std::uint64_t key = 0x100000 * n + (n % 3 == 0 ? 64 : 0) + (n % 5) * 128;
+      const GroupShape& shape = n % 2 ? strided : contiguous;  // a key keeps its shape
+      const std::uint64_t mask = random() & random();
+      const int kind = static_cast<int>(random() % 4);
+      const std::uint64_t fill = kind <= 1 ? mask : 0, dirty = kind == 1 ? mask : 0;
+      const std::uint64_t hits = cache.access(key, shape, mask, fill, dirty, on_evict);
+      REQUIRE(hits == reference.access(key, shape, mask, fill, dirty, expected));
       REQUIRE(got == expected);
     }
   }
