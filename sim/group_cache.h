@@ -42,11 +42,10 @@ struct GroupShape {
 // modulo sets (an L1): a unit lies in set (its address / line_bytes) mod sets, each set holds
 // capacity / sets of units, and after an access each set the access added units to that is over
 // its share, in set order, evicts the least recently used groups with units in it (never the
-// group just accessed) until it fits;
-// then the capacity as a whole is enforced as above. Keys below 2^48 (else std::out_of_range);
-// line_bytes a multiple of 64 (else std::invalid_argument). Deterministic; no allocation after
-// construction but one per distinct shape beyond the first 16 (and, with sets > 1, a few words per
-// distinct shape and key offset within sets x line_bytes).
+// group just accessed) until it fits; then the capacity as a whole is enforced as above. Keys
+// below 2^48 (else std::out_of_range); line_bytes a multiple of 64 (else std::invalid_argument).
+// Deterministic; no allocation after construction but one per distinct shape beyond the first 16
+// (and, with sets > 1, a few words per distinct shape and key offset within sets x line_bytes).
 class GroupCache {
  public:
   GroupCache(std::uint64_t capacity_bytes, std::uint32_t max_groups, std::uint32_t sets = 1,
@@ -201,8 +200,10 @@ void GroupCache::fit_sets(std::uint32_t keep, std::uint64_t added, OnEvict&& on_
       g = prev;
     }
   };
-  if (sets_ > 64) {
-    for (std::uint32_t k = 0; k < sets_; ++k) fit(k);
+  if (sets_ > 64) {  // `touched` has a bit for the first 64 sets only
+    for (std::uint32_t k = 0; k < sets_; ++k) {
+      if (added & set_units(keep)[k]) fit(k);
+    }
     return;
   }
   for (std::uint64_t in = touched; in; in &= in - 1) fit(static_cast<std::uint32_t>(__builtin_ctzll(in)));

@@ -155,8 +155,9 @@ namespace {
 // with sets > 1 each unit's set is found from its address on every count.
 class ListGroupCache {
  public:
-  ListGroupCache(std::uint64_t capacity_units, std::size_t max_groups, std::uint32_t sets = 1)
-      : capacity_(capacity_units), max_(max_groups), sets_(sets) {}
+  ListGroupCache(std::uint64_t capacity_units, std::size_t max_groups, std::uint32_t sets = 1,
+                 std::uint64_t line_bytes = 128)
+      : capacity_(capacity_units), max_(max_groups), sets_(sets), line_(line_bytes) {}
   // As GroupCache::access; evicted dirty groups are appended to `evicted` as (key, dirty units).
   std::uint64_t access(std::uint64_t key, const GroupShape& shape, std::uint64_t mask, std::uint64_t fill,
                        std::uint64_t dirty, std::vector<std::pair<std::uint64_t, std::uint64_t>>& evicted) {
@@ -180,7 +181,7 @@ class ListGroupCache {
       Entry added_units = e;
       added_units.valid = added;
       if (in_set(added_units, k) == 0) continue;
-      while (units_in_set(k) > capacity_ / sets_) {
+      while (units_in_set(k) > std::max<std::uint64_t>(1, capacity_ / sets_)) {
         auto victim = groups_.end();
         for (auto j = std::next(groups_.begin()); j != groups_.end(); ++j) {
           if (in_set(*j, k)) victim = j;
@@ -201,13 +202,13 @@ class ListGroupCache {
     std::uint64_t valid, dirty;
   };
   // Entry e's valid units in set k: unit u lies at key + (u / per_row) stride + (u % per_row) 64,
-  // its set is (address / 128) mod sets.
+  // its set is (address / line) mod sets.
   std::uint64_t in_set(const Entry& e, std::uint32_t k) const {
     std::uint64_t n = 0;
     for (std::uint32_t u = 0; u < 64; ++u) {
       const std::uint64_t address =
           e.key + (u / e.shape.units_per_row) * e.shape.stride + (u % e.shape.units_per_row) * 64;
-      n += (e.valid >> u & 1) && address / 128 % sets_ == k;
+      n += (e.valid >> u & 1) && address / line_ % sets_ == k;
     }
     return n;
   }
@@ -234,6 +235,7 @@ class ListGroupCache {
   std::uint64_t capacity_;
   std::size_t max_;
   std::uint32_t sets_;
+  std::uint64_t line_;
   std::list<Entry> groups_;
 };
 }  // namespace
@@ -295,13 +297,19 @@ TEST_CASE("a group cache of few sets gives each set its share as a cache indexed
 TEST_CASE("a group cache of few sets behaves as a plain LRU list with per-set shares over a long random run") {
   // Keys of two shapes (rows 2 KiB apart, two sets; contiguous rows, all four), some keys 64 B off
   // a line, so that the sets' memo of each shape and key offset, and the per-unit path, are used.
+  // Also 128 sets of 64 B lines: more sets than a word has bits.
   std::mt19937_64 random(30);
   const GroupShape strided{2048, 4}, contiguous{256, 4};
-  for (const std::uint32_t max_groups : {3u, 8u, 40u}) {
+  struct Geometry {
+    std::uint32_t max_groups, sets, line;
+  };
+  for (const Geometry& geometry : {Geometry{3, 4, 128}, Geometry{8, 4, 128}, Geometry{40, 4, 128}, Geometry{40, 128, 64}}) {
+    const std::uint32_t max_groups = geometry.max_groups;
     CAPTURE(max_groups);
+    CAPTURE(geometry.sets);
     const std::uint64_t capacity_units = 24 * max_groups;
-    GroupCache cache(capacity_units * 64, max_groups, 4, 128);
-    ListGroupCache reference(capacity_units, max_groups, 4);
+    GroupCache cache(capacity_units * 64, max_groups, geometry.sets, geometry.line);
+    ListGroupCache reference(capacity_units, max_groups, geometry.sets, geometry.line);
     std::vector<std::pair<std::uint64_t, std::uint64_t>> got, expected;
     const auto on_evict = [&](std::uint64_t key, const GroupShape&, std::uint64_t dirty) { got.emplace_back(key, dirty); };
     for (int i = 0; i < 6000; ++i) {
