@@ -33,7 +33,7 @@ constexpr Tick kUnknown = std::numeric_limits<Tick>::max();
 constexpr std::uint32_t kNoSlot = std::numeric_limits<std::uint32_t>::max();
 constexpr std::uint32_t kControl = 0, kFinish = 1;  // event kinds; 2 + lane wakes a lane
 // Loop iterations are batched (EngineOptions::loop_batch) only in kernels whose grid fills at least
-// kBatchRounds rounds of the GPU and whose full pass spans at least kBatchMinSteps batches
+// kBatchRounds rounds of the GPU and whose passes span at least kBatchMinSteps batches on average
 // (KernelRun::loop_batch_for; docs/model.md).
 constexpr std::uint64_t kBatchRounds = 2;
 constexpr std::uint64_t kBatchMinSteps = 16;
@@ -197,7 +197,7 @@ class KernelRun {
       passes += n;
     }
     while (iterations < kBatchMinSteps * batch * passes) {
-      if (batch <= kHalvedLoopBatchFloor || batch / 2 < kHalvedLoopBatchFloor) return 1;
+      if (batch / 2 < kHalvedLoopBatchFloor) return 1;  // a batch at or below the floor is never halved
       batch /= 2;
     }
     return batch;

@@ -110,15 +110,15 @@ TEST_CASE("a kernel runs with the L1 its carve-out leaves: fewer L2 reads with a
   // more of K and V. In BSHD the 16 heads put a head's rows 4 KiB apart: each row's two lines fall
   // in sets 0 and 1 of the four (line mod 4), so half of either L1 holds K and V and neither keeps
   // them: the same L2 reads (the approximate mode's groups keep the sets' shares, as the exact mode).
-  const std::string base = "run --json --arch h200 --direction fwd --batch 1 --heads 16:16 --seqlen 4096 --head-dim 128 "
-                           "--no-causal --approximate --kernel ref-cuda";
+  const std::string common = "run --json --arch h200 --direction fwd --batch 1 --heads 16:16 --seqlen 4096 "
+                             "--head-dim 128 --no-causal --approximate";
+  const std::string base = common + " --kernel ref-cuda";
+  const std::string bhsd = common + " --layout bhsd --kernel ref-cuda";
   const auto kernel_of = [](const std::string& args) {
     const auto r = test::run_attnsim(args, false);
     REQUIRE(r.exit_code == 0);
     return nlohmann::json::parse(r.out)["kernels"][0];
   };
-  const std::string bhsd = "run --json --arch h200 --direction fwd --batch 1 --heads 16:16 --seqlen 4096 "
-                           "--head-dim 128 --no-causal --approximate --layout bhsd --kernel ref-cuda";
   const auto a = kernel_of(bhsd);
   const auto b = kernel_of(bhsd + ",fwd.lds_carveout=233472");
   CHECK(a["occupancy"]["l1_bytes"] == 60 * kKiB);
