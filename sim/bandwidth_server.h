@@ -8,9 +8,11 @@
 
 namespace attnsim::sim {
 
-// The time `bytes` take at `ps_per_byte`, rounded to the nearest picosecond.
+// The time `bytes` (below 2^63) take at `ps_per_byte`, rounded to the nearest picosecond. The
+// bytes convert as a signed integer: the same value, in one instruction where an unsigned one
+// takes a branch.
 inline Tick transfer_time(std::uint64_t bytes, double ps_per_byte) {
-  return static_cast<Tick>(static_cast<double>(bytes) * ps_per_byte + 0.5);
+  return static_cast<Tick>(static_cast<double>(static_cast<std::int64_t>(bytes)) * ps_per_byte + 0.5);
 }
 
 // A resource that serves requests in the order they are presented, at a fixed rate (a channel,

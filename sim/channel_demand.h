@@ -19,12 +19,12 @@ class ChannelDemand {
  public:
   void resize(std::size_t channels) {
     bytes_.assign(channels, 0);
-    touched_.clear();
-    touched_.reserve(channels);
+    touched_.assign(channels, 0);  // a channel is listed at most once per batch
+    n_touched_ = 0;
   }
   void add(std::uint32_t channel, std::uint64_t bytes) {
     if (bytes == 0) return;
-    if (bytes_[channel] == 0) touched_.push_back(channel);
+    if (bytes_[channel] == 0) touched_[n_touched_++] = channel;
     bytes_[channel] += bytes;
   }
   // Bytes spread evenly over all the channels of a ServerBank (the approximate mode's memory side).
@@ -37,11 +37,11 @@ class ChannelDemand {
     spread_count_ = count;
     spread_bytes_ += bytes;
   }
-  bool empty() const { return touched_.empty() && even_ == 0 && spread_bytes_ == 0; }
+  bool empty() const { return n_touched_ == 0 && even_ == 0 && spread_bytes_ == 0; }
   // Multiplies every channel's demand by `k` (requests that each take a whole sector's slot for a
   // k-th of its bytes).
   void scale(std::uint32_t k) {
-    for (std::uint32_t ch : touched_) bytes_[ch] *= k;
+    for (std::uint32_t i = 0; i < n_touched_; ++i) bytes_[touched_[i]] *= k;
     even_ *= k;
     spread_bytes_ *= k;
   }
@@ -59,12 +59,13 @@ class ChannelDemand {
       }
       spread_bytes_ = 0;
     }
-    for (std::uint32_t ch : touched_) {
+    for (std::uint32_t i = 0; i < n_touched_; ++i) {
+      const std::uint32_t ch = touched_[i];
       if (bytes_[ch] == 0) continue;  // served with the spread
       end = std::max(end, servers[ch].serve(t, bytes_[ch]));
       bytes_[ch] = 0;
     }
-    touched_.clear();
+    n_touched_ = 0;
     return end;
   }
   // The same on a bank: the even bytes first (one pass over no channel), then each touched channel.
@@ -72,17 +73,19 @@ class ChannelDemand {
     Tick end = t;
     if (even_) end = bank.serve_each(t, even_);
     even_ = 0;
-    for (std::uint32_t ch : touched_) {
+    for (std::uint32_t i = 0; i < n_touched_; ++i) {
+      const std::uint32_t ch = touched_[i];
       end = std::max(end, bank.serve(ch, t, bytes_[ch]));
       bytes_[ch] = 0;
     }
-    touched_.clear();
+    n_touched_ = 0;
     return end;
   }
 
  private:
   std::vector<std::uint64_t> bytes_;
-  std::vector<std::uint32_t> touched_;
+  std::vector<std::uint32_t> touched_;  // the first n_touched_ entries: channels in first-touch order
+  std::uint32_t n_touched_ = 0;
   std::uint64_t even_ = 0;
   std::uint32_t spread_first_ = 0, spread_count_ = 1;
   std::uint64_t spread_bytes_ = 0;
