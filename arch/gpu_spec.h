@@ -34,6 +34,9 @@ std::string_view to_string(WritePolicy p);
 // address bits above the index, as GPUs spread power-of-two strides; docs/model.md).
 enum class SetIndex { modulo, hashed };
 std::string_view to_string(SetIndex i);
+// The hashed index's multiplier where a config gives none (`l2.index_prime`, `mall.index_prime`):
+// a prime near 2^32 / the golden ratio. The real index functions are not published.
+inline constexpr std::uint64_t kDefaultIndexPrime = 2654435761u;
 
 // Where device-scope atomic read-modify-writes are performed: beyond the L2, at the memory side
 // (MI300X, whose eight L2s are not coherent with each other), or in the L2 (NVIDIA's L2 slices).
@@ -185,6 +188,7 @@ struct L2Spec : CacheSpec {
   std::uint32_t writeback_queue = 0;  // dirty lines per channel that may wait to be written back
   WritePolicy write_policy = WritePolicy::write_back;
   SetIndex set_index = SetIndex::hashed;
+  std::uint64_t index_prime = kDefaultIndexPrime;  // the hashed index's multiplier (odd, below 2^32)
   AtomicSite atomics = AtomicSite::memory_side;  // where device-scope atomics are performed
   L2KernelEnd kernel_end = L2KernelEnd::write_back;  // what the L2 does at a kernel's end
   // A shared L2 split in `partitions` halves (1 or 2), each with size / partitions bytes and
@@ -206,6 +210,7 @@ struct MallSpec : CacheSpec {
   BytesPerClock bandwidth;  // per channel, fabric clock
   Picoseconds latency;      // added latency of a MALL hit beyond an L2 miss
   SetIndex set_index = SetIndex::hashed;
+  std::uint64_t index_prime = kDefaultIndexPrime;  // the hashed index's multiplier (odd, below 2^32)
 };
 
 // High-bandwidth memory.

@@ -50,7 +50,15 @@ template <> struct unit_of<Cycles> { static constexpr UnitKind kind = UnitKind::
 template <> struct unit_of<Picoseconds> { static constexpr UnitKind kind = UnitKind::picoseconds; };
 template <> struct unit_of<Watts> { static constexpr UnitKind kind = UnitKind::watts; };
 
-enum Flags : unsigned { kNone = 0, kPow2 = 1 };
+enum Flags : unsigned { kNone = 0, kPow2 = 1, kOdd = 2 };
+
+// What a hashed set index's multiplier key means (l2.index_prime, mall.index_prime).
+std::string index_prime_text(const std::string& cache) {
+  return cache + " hashed set index's multiplier: a line's set is (line mod sets + (tag x index_prime) mod sets) mod "
+         "sets, tag = line / sets (absent: " + std::to_string(kDefaultIndexPrime) +
+         "; the real function is not published, so other values show how much a figure depends on it; unused with "
+         "set_index = \"modulo\" and by the approximate mode's fully associative tags)";
+}
 
 // An integer count, written as a TOML integer.
 template <class Acc>
@@ -61,7 +69,7 @@ ParamDecl count(std::string path, Acc acc, std::int64_t lo, std::int64_t hi, std
   d.path = std::move(path);
   d.description = std::move(desc);
   d.expected = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]" +
-               ((flags & kPow2) ? " that is a power of two" : "");
+               ((flags & kPow2) ? " that is a power of two" : "") + ((flags & kOdd) ? " that is odd" : "");
   d.assign = [acc, lo, hi, flags, expected = d.expected](GpuSpec& s,
                                                           const toml::node& n) -> std::optional<ParamIssue> {
     if (!n.is_integer()) return ParamIssue{"expected " + expected + ", got " + describe(n)};
@@ -70,6 +78,7 @@ ParamDecl count(std::string path, Acc acc, std::int64_t lo, std::int64_t hi, std
     if ((flags & kPow2) && !is_pow2(static_cast<std::uint64_t>(v))) {
       return ParamIssue{"expected " + expected + ", got " + std::to_string(v) + " (not a power of two)"};
     }
+    if ((flags & kOdd) && v % 2 == 0) return ParamIssue{"expected " + expected + ", got " + std::to_string(v) + " (even)"};
     acc(s) = static_cast<T>(v);
     return std::nullopt;
   };
@@ -556,6 +565,11 @@ std::vector<ParamDecl> build_table() {
   t.push_back(choice("l2.write_policy", ATTNSIM_FIELD(l2.write_policy), "L2 write policy"));
   t.push_back(choice("l2.set_index", ATTNSIM_FIELD(l2.set_index),
                      "L2 set index: line mod sets, or hashed with the address bits above it"));
+  {
+    ParamDecl prime = count("l2.index_prime", ATTNSIM_FIELD(l2.index_prime), 1, 4294967295, index_prime_text("L2"), kOdd);
+    prime.optional_key = true;  // absent: kDefaultIndexPrime
+    t.push_back(std::move(prime));
+  }
   t.push_back(choice("l2.atomics", ATTNSIM_FIELD(l2.atomics),
                      "where device-scope atomics are performed: beyond the L2 at the memory side, or in the L2"));
   t.push_back(choice("l2.kernel_end", ATTNSIM_FIELD(l2.kernel_end),
@@ -587,6 +601,12 @@ std::vector<ParamDecl> build_table() {
                 "added latency of a memory-side cache hit over an L2 miss"));
   mall(choice("mall.set_index", ATTNSIM_FIELD(mall.set_index),
               "memory-side cache set index: line mod sets, or hashed with the address bits above it"));
+  {
+    ParamDecl prime = count("mall.index_prime", ATTNSIM_FIELD(mall.index_prime), 1, 4294967295,
+                            index_prime_text("memory-side cache"), kOdd);
+    prime.optional_key = true;  // absent: kDefaultIndexPrime
+    mall(std::move(prime));
+  }
 
   t.push_back(count("hbm.stacks", ATTNSIM_FIELD(hbm.stacks), 1, 64, "HBM stacks"));
   t.push_back(count("hbm.channels", ATTNSIM_FIELD(hbm.channels), 1, 4096, "independent HBM channels in all stacks"));

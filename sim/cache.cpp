@@ -2,14 +2,20 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 
 namespace attnsim::sim {
 
 SetAssocCache::SetAssocCache(std::uint64_t size_bytes, std::uint32_t ways, std::uint32_t line_bytes, WritePolicy policy,
                              std::uint32_t granule_lines, SetIndex index, std::uint32_t displacement_lines,
-                             std::uint64_t address_limit)
-    : ways_(ways), line_bytes_(line_bytes), granule_lines_(granule_lines), hashed_(index == SetIndex::hashed), policy_(policy) {
+                             std::uint64_t address_limit, std::uint64_t index_prime)
+    : ways_(ways), line_bytes_(line_bytes), granule_lines_(granule_lines), hashed_(index == SetIndex::hashed),
+      index_prime_(index_prime), policy_(policy) {
+  if (index_prime % 2 == 0 || index_prime >= (std::uint64_t{1} << 32)) {
+    throw std::invalid_argument("cache index: the hashed index's multiplier must be odd and below 2^32, not " +
+                                std::to_string(index_prime));
+  }
   if (ways == 0 || line_bytes == 0 || (line_bytes & (line_bytes - 1)) != 0 || size_bytes % (std::uint64_t{ways} * line_bytes) != 0 ||
       size_bytes == 0) {
     throw std::invalid_argument("cache geometry: size must be a positive multiple of ways x line, line a power of two");

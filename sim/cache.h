@@ -40,7 +40,8 @@ struct ProbeResult {
 // One cache instance (an L2 of one XCD, the MALL, an L1). Lines are identified by
 // address / line_bytes, with tag line / sets and index line mod sets. SetIndex::modulo maps a line
 // to set index; SetIndex::hashed to (index + d(tag)) mod sets, a displacement by the tag times a
-// large prime (prime displacement: Kharbutli et al., HPCA 2004), so that lines a power of two of
+// large odd multiplier (prime displacement: Kharbutli et al., HPCA 2004; kDefaultIndexPrime unless
+// the constructor is given another), so that lines a power of two of
 // sets apart spread over the sets as a hardware index hash spreads them, where plain modulo would
 // pile them into one set. For a fixed tag either map is a rotation, so a set and a tag still name
 // exactly one line. A miss allocates immediately, so a later request to the same line hits even
@@ -64,9 +65,11 @@ class SetAssocCache {
   // `address_limit`: no address at or above it is ever probed (the GPU's memory capacity); when
   // every tag below it is below 0x7FFF (15 bits, less the invalid tag), the tag state is kept in
   // 16-bit words.
+  // `index_prime`: the hashed index's multiplier, odd and below 2^32 (else std::invalid_argument).
   SetAssocCache(std::uint64_t size_bytes, std::uint32_t ways, std::uint32_t line_bytes, WritePolicy policy,
                 std::uint32_t granule_lines = 1, SetIndex index = SetIndex::modulo, std::uint32_t displacement_lines = 0,
-                std::uint64_t address_limit = ~std::uint64_t{0});
+                std::uint64_t address_limit = ~std::uint64_t{0}, std::uint64_t index_prime = kDefaultIndexPrime);
+  static constexpr std::uint64_t kDefaultIndexPrime = 2654435761u;  // a prime near 2^32 / golden ratio
 
   // Whether entries stand for granules; the bytes a probe covers (the line, or the granule).
   bool granular() const { return granule_lines_ > 1; }
@@ -179,9 +182,8 @@ class SetAssocCache {
   // The hashed index's displacement of a tag's lines, in sets: displacement_unit_ x (tag x prime
   // mod displacement_div_), below sets_ (0 for SetIndex::modulo).
   std::uint64_t displacement(std::uint32_t tag) const {
-    return hashed_ ? displacement_unit_ * displacement_div_.mod(std::uint64_t{tag} * kDisplacementPrime) : 0;
+    return hashed_ ? displacement_unit_ * displacement_div_.mod(std::uint64_t{tag} * index_prime_) : 0;
   }
-  static constexpr std::uint64_t kDisplacementPrime = 2654435761u;  // a prime near 2^32 / golden ratio
   // The first word of a set (its tags; its ranks follow them).
   template <class Word>
   Word* set_words(std::uint64_t set) {
@@ -199,6 +201,7 @@ class SetAssocCache {
   std::uint32_t ways_, line_bytes_, line_shift_;  // line_shift_: of the unit an entry stands for
   std::uint32_t granule_lines_ = 1;
   bool hashed_ = false;
+  std::uint64_t index_prime_ = kDefaultIndexPrime;  // the hashed index's multiplier (below 2^32: no overflow)
   bool narrow_ = false;
   std::uint32_t tag_limit_ = 0;  // tags at or above it do not fit a word (beside the dirty bit and kInvalidTag)
   Divisor displacement_div_;             // line sets / displacement lines

@@ -7,6 +7,7 @@ namespace attnsim::sim {
 
 namespace {
 SetIndex set_index(arch::SetIndex i) { return i == arch::SetIndex::hashed ? SetIndex::hashed : SetIndex::modulo; }
+static_assert(arch::kDefaultIndexPrime == SetAssocCache::kDefaultIndexPrime, "one default index function");
 }  // namespace
 
 MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz, TagMode mode)
@@ -31,7 +32,7 @@ MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz, TagMode mode)
   for (std::uint32_t i = 0; i < instances; ++i) {
     if (mode == TagMode::exact) {
       l2_.emplace_back(gpu.l2_instance_bytes(), gpu.l2.ways, line_, WritePolicy::write_back, 1, set_index(gpu.l2.set_index),
-                       0, gpu.hbm.capacity.value);
+                       0, gpu.hbm.capacity.value, gpu.l2.index_prime);
     } else {
       // Room for the groups of a cache full of groups a quarter valid (docs/model.md).
       l2_groups_.emplace_back(gpu.l2_instance_bytes(), static_cast<std::uint32_t>(gpu.l2_instance_bytes() / (64 * 16)));
@@ -58,7 +59,8 @@ MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz, TagMode mode)
     const std::uint64_t mall_sets = gpu.mall.size.value / (std::uint64_t{gpu.mall.ways} * mall_line);
     if (mode == TagMode::exact) {
       mall_.emplace(gpu.mall.size.value, gpu.mall.ways, mall_line, WritePolicy::write_through,
-                    mall_sets % granule == 0 ? granule : 1, set_index(gpu.mall.set_index), 0, gpu.hbm.capacity.value);
+                    mall_sets % granule == 0 ? granule : 1, set_index(gpu.mall.set_index), 0, gpu.hbm.capacity.value,
+                    gpu.mall.index_prime);
     } else {
       if (mall_line != 64) {
         throw arch::ConfigError(arch::ValueOrigin{gpu.name, 0, 0, {}}, "mall.line",

@@ -198,6 +198,29 @@ TEST_CASE("hashed set index: lines a multiple of the sets apart spread over the 
   CHECK(run(hashed, 8, false, log).hits == 1);
 }
 
+TEST_CASE("hashed set index: another multiplier moves a tag's lines as (tag x multiplier) mod sets") {
+  // Direct-mapped, 4 sets. Multiplier 3: tag 1 is displaced by 3, so line 4 (index 0, tag 1) goes
+  // to set 3 and no longer meets line 1 (index 1, tag 0) in set 1, as it does under the default
+  // (2654435761 = 1 mod 4, the test above); line 6 (index 2, tag 1) goes to set (2 + 3) mod 4 = 1.
+  SetAssocCache c(256, 1, 64, WritePolicy::write_back, 1, SetIndex::hashed, 0, ~std::uint64_t{0}, 3);
+  Log log;
+  run(c, 1, true, log);
+  run(c, 4, false, log);
+  CHECK(log.writebacks.empty());
+  CHECK(c.contains(64));
+  CHECK(c.contains(4 * 64));
+  run(c, 6, false, log);
+  CHECK(log.writebacks == std::vector<std::uint64_t>{64});
+  CHECK_FALSE(c.contains(64));
+  CHECK(c.contains(4 * 64));
+  // Even multipliers would reach only some displacements of a power-of-two set count.
+  CHECK_THROWS_AS(SetAssocCache(256, 1, 64, WritePolicy::write_back, 1, SetIndex::hashed, 0, ~std::uint64_t{0}, 4),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(SetAssocCache(256, 1, 64, WritePolicy::write_back, 1, SetIndex::hashed, 0, ~std::uint64_t{0},
+                                std::uint64_t{1} << 32 | 1),
+                  std::invalid_argument);
+}
+
 TEST_CASE("hashed set index: a dirty victim is written back at its own address") {
   // Direct-mapped, 4 sets: line 1 (index 1, tag 0) and line 4 (index 0, tag 1) share set 1.
   SetAssocCache c(256, 1, 64, WritePolicy::write_back, 1, SetIndex::hashed);

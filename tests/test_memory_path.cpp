@@ -180,6 +180,27 @@ TEST_CASE("channel stats: a line read twice is one channel's two requests and on
   CHECK(hbm_channels_used == 1);
 }
 
+TEST_CASE("the exact L2 takes its set index's multiplier from l2.index_prime") {
+  // A direct-mapped 4 MiB L2 of 128 B lines has 32768 sets: line 0 is in set 0 and line
+  // 32768 + 32767 (index 32767, tag 1) in (32767 + multiplier) mod 32768. The default,
+  // 2654435761 = 0x9E3779B1, is 31153 mod 32768: set 31152, apart from line 0, which a second read
+  // then finds in the L2. With multiplier 1 the second line lands in set 0 and evicts line 0.
+  for (const auto& [prime, hits] : {std::pair<std::string, std::uint64_t>{"", 1}, {"l2.index_prime=1", 0}}) {
+    CAPTURE(prime);
+    std::vector<std::string> sets = {"l2.ways=1"};
+    if (!prime.empty()) sets.push_back(prime);
+    MemoryPath path(test::gpu_with("mi300x", sets), 2.1e9);
+    TrafficCounters c;
+    const std::uint64_t other = (std::uint64_t{32768} + 32767) * 128;
+    Tick t = path.read(0, 0, 0, 0, 128, 0, c);
+    t = path.read(0, 0, other, 0, 128, t, c);
+    path.start_kernel();  // the L1s forget both lines; the L2 keeps them
+    path.read(0, 0, 0, 0, 128, t, c);
+    CHECK(c.tcc_req == 3);
+    CHECK(c.tcc_hit == hits);
+  }
+}
+
 TEST_CASE("per-XCD clocks: an L2 hit takes its latency at its own XCD's clock") {
   // Hand calculation: an L2 hit costs the L1 latency (118 cycles), one 128 B transfer on the L2
   // channel (1 cycle) and the L2 latency (90 cycles), 209 cycles. With clock.xcd_spread = 0.1 on

@@ -82,6 +82,17 @@ TEST_CASE("bad overrides: each names the --set argument") {
   CHECK(set_error({"chip.xcds="}) == "--set chip.xcds=: error: key 'chip.xcds': no value after '='");
 }
 
+TEST_CASE("a hashed index's multiplier must be odd and fit 32 bits") {
+  CHECK(set_error({"l2.index_prime=3266489917"}) == "");
+  CHECK(set_error({"mall.index_prime=1"}) == "");
+  CHECK(set_error({"l2.index_prime=4"}) ==
+        "--set l2.index_prime=4: error: key 'l2.index_prime': expected an integer in [1, 4294967295] that is odd, got 4 "
+        "(even)");
+  CHECK(set_error({"mall.index_prime=4294967297"}) ==
+        "--set mall.index_prime=4294967297: error: key 'mall.index_prime': expected an integer in [1, 4294967295] that "
+        "is odd, got 4294967297 (out of range)");
+}
+
 TEST_CASE("an override that breaks a cross-field rule is blamed instead of the file") {
   CHECK(set_error({"chip.xcds=3"}) ==
         "--set chip.xcds=3: error: key 'chip.xcds': 8 does not divide chip.xcds = 3");

@@ -385,7 +385,7 @@ TEST_CASE("the example sweeps in configs/sweeps load and every point's overrides
       CHECK_NOTHROW(workloads::parse_kernel_spec(points[i].spec.kernel));
     }
   }
-  CHECK(files == 4);
+  CHECK(files == 5);
 }
 
 TEST_CASE("progress prints plain lines off a terminal and redraws one line on it") {
