@@ -57,7 +57,7 @@ std::string index_prime_text(const std::string& cache) {
   return cache + " hashed set index's multiplier: a line's set is (line mod sets + (tag x index_prime) mod sets) mod "
          "sets, tag = line / sets (absent: " + std::to_string(kDefaultIndexPrime) +
          "; the real function is not published, so other values show how much a figure depends on it; unused with "
-         "set_index = \"modulo\" and by the approximate mode's fully associative tags)";
+         "set_index = \"modulo\" and by the approximate mode, whose tags have no sets)";
 }
 
 // An integer count, written as a TOML integer.

@@ -7,7 +7,7 @@
 namespace attnsim::sim {
 
 GroupCache::GroupCache(std::uint64_t capacity_bytes, std::uint32_t max_groups, std::uint32_t sets,
-                       std::uint32_t line_bytes)
+                       std::uint32_t line_bytes, std::uint32_t sample)
     : capacity_units_(std::max<std::uint64_t>(1, capacity_bytes / 64)),
       sets_(std::max<std::uint32_t>(1, sets)),
       line_div_(std::max<std::uint32_t>(64, line_bytes)),
@@ -24,6 +24,13 @@ GroupCache::GroupCache(std::uint64_t capacity_bytes, std::uint32_t max_groups, s
     group_memo_.assign(max_groups, 0);
   }
   groups_.resize(max_groups);
+  if (sample > 0) {
+    if (sets_ > 1) throw std::invalid_argument("GroupCache: sampled victims need one set (sets = 1)");
+    sample_ = sample;
+    pos_.assign(max_groups, 0);
+    resident_.reserve(max_groups);
+    order_.reserve(max_groups);
+  }
   shapes_.reserve(16);
   free_.reserve(max_groups);
   for (std::uint32_t g = max_groups; g-- > 0;) free_.push_back(g);
@@ -137,7 +144,21 @@ void GroupCache::push_front(std::uint32_t g) {
   if (tail_ == kNone) tail_ = g;
 }
 
+void GroupCache::renumber_stamps() {
+  order_.assign(resident_.begin(), resident_.end());
+  std::sort(order_.begin(), order_.end(), [](const Resident& a, const Resident& b) { return a.stamp < b.stamp; });
+  std::uint32_t next = 0;
+  for (const Resident& r : order_) resident_[pos_[r.group]].stamp = ++next;
+  clock_ = next;
+}
+
 void GroupCache::invalidate() {
+  if (sample_) {
+    for (const Resident& r : resident_) {
+      groups_[r.group].valid = groups_[r.group].dirty = 0;
+      free_.push_back(r.group);
+    }
+  }
   for (std::uint32_t g = head_; g != kNone;) {
     const std::uint32_t next = groups_[g].next;
     groups_[g].valid = groups_[g].dirty = 0;
@@ -145,6 +166,8 @@ void GroupCache::invalidate() {
     g = next;
   }
   std::fill(table_.begin(), table_.end(), kNone);
+  resident_.clear();
+  rng_ = kSeed;
   head_ = tail_ = kNone;
   count_ = 0;
   used_units_ = 0;
@@ -154,7 +177,8 @@ void GroupCache::invalidate() {
 std::uint64_t GroupCache::state_bytes() const {
   return groups_.size() * sizeof(Group) + free_.capacity() * sizeof(std::uint32_t) +
          table_.size() * sizeof(std::uint32_t) + set_memo_.size() * sizeof(std::uint64_t) +
-         group_memo_.size() * sizeof(std::uint32_t);
+         group_memo_.size() * sizeof(std::uint32_t) + (resident_.capacity() + order_.capacity()) * sizeof(Resident) +
+         pos_.size() * sizeof(std::uint32_t);
 }
 
 }  // namespace attnsim::sim

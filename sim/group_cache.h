@@ -35,21 +35,27 @@ struct GroupShape {
 // Contract: an approximation of a cache of `capacity_bytes`, bounded against the exact
 // set-associative cache in tests (docs/model.md, approximate mode). Every group is identified by a
 // key (the address of its first unit) and keeps the same shape for its life; a group of units is
-// made most recently used as a whole and evicted as a whole, least recently used first, once the
-// valid units of all groups exceed the capacity. At most `max_groups` groups are held (the least
-// recently used one is evicted to make room). With `sets` = 1, fully associative (no set
+// made most recently used as a whole and evicted as a whole, least recently used first (but see
+// `sample` below), once the valid units of all groups exceed the capacity. At most `max_groups`
+// groups are held (a victim is evicted to make room). With `sets` = 1, fully associative (no set
 // conflicts: a cache of many hashed sets). With `sets` > 1, as a cache of few sets indexed by line
 // modulo sets (an L1): a unit lies in set (its address / line_bytes) mod sets, each set holds
 // capacity / sets of units, and after an access each set the access added units to that is over
 // its share, in set order, evicts the least recently used groups with units in it (never the
-// group just accessed) until it fits; then the capacity as a whole is enforced as above. Keys
-// below 2^48 (else std::out_of_range); line_bytes a multiple of 64 (else std::invalid_argument).
-// Deterministic; no allocation after construction but one per distinct shape beyond the first 16
-// (and, with sets > 1, a few words per distinct shape and key offset within sets x line_bytes).
+// group just accessed) until it fits; then the capacity as a whole is enforced as above. With
+// `sample` = k > 0 (and sets = 1, else std::invalid_argument), each victim of the capacity as a
+// whole (or of the group limit) is instead the least recently used of k groups drawn at random,
+// with replacement, from the resident ones other than the group just accessed (a deterministic
+// generator, restarted by invalidate()): the victim a k-way set-associative cache of hashed sets
+// would take, whose set is a random draw of k lines (docs/model.md, approximate mode); a flush
+// still reports groups most recently used first. Keys below 2^48 (else std::out_of_range); line_bytes a
+// multiple of 64 (else std::invalid_argument). Deterministic; no allocation after construction but
+// one per distinct shape beyond the first 16 (and, with sets > 1, a few words per distinct shape
+// and key offset within sets x line_bytes).
 class GroupCache {
  public:
   GroupCache(std::uint64_t capacity_bytes, std::uint32_t max_groups, std::uint32_t sets = 1,
-             std::uint32_t line_bytes = 128);
+             std::uint32_t line_bytes = 128, std::uint32_t sample = 0);
 
   // Probes the units `mask` of group `key`: returns the units of `mask` that were valid. Then makes
   // `fill` valid (a read or write allocation; 0: no allocation, e.g. a write-through) and `dirty`
@@ -66,6 +72,10 @@ class GroupCache {
   void flush_and_invalidate(F&& f);
   // Drops every group without writing anything back.
   void invalidate();
+  // With sampled victims: renumbers the resident groups' access stamps 1..n in their order and
+  // restarts the access clock at n. Changes no outcome; access() calls it before the 32-bit clock
+  // would wrap.
+  [[gnu::noinline]] void renumber_stamps();
 
   std::uint64_t valid_bytes() const { return used_units_ * 64; }
   // With sets > 1: the valid bytes of the units in set `set`.
@@ -165,10 +175,59 @@ class GroupCache {
   std::vector<std::uint64_t> set_memo_;
   std::vector<std::uint8_t> memo_ready_;
   std::vector<std::uint32_t> group_memo_;   // per group: the word its entry starts at
+  // Sampled victims (sample_ > 0, else unused): the resident groups in a dense list, each with its
+  // last access on a clock of accesses (a group's place in the list: pos_), and the generator's state.
+  static constexpr std::uint64_t kSeed = 0x9E3779B97F4A7C15ull;
+  std::uint32_t sample_ = 0;
+  std::uint32_t clock_ = 0;  // renumbered before it would wrap (renumber_stamps)
+  std::uint64_t rng_ = kSeed;
+  struct Resident {          // 8 bytes: the draws touch few host cache lines
+    std::uint32_t stamp;     // the group's last access on clock_
+    std::uint32_t group;
+  };
+  std::vector<Resident> resident_, order_;  // order_: flush_and_invalidate's scratch
+  std::vector<std::uint32_t> pos_;
+  // A resident group drawn uniformly (xorshift64; its high half scaled to the list, no division).
+  // The least recently used of sample_ groups drawn uniformly from the resident ones, other than
+  // `keep` (kNone if every draw was it). xorshift64, each step's halves two draws, each half scaled
+  // to the list (no division).
+  std::uint32_t sampled_victim(std::uint32_t keep) {
+    std::uint32_t best = kNone;
+    std::uint64_t best_stamp = ~std::uint64_t{0};
+    const std::uint64_t n = resident_.size();
+    const auto consider = [&](std::uint64_t half) {
+      const Resident& r = resident_[(half * n) >> 32];
+      if (r.group != keep && r.stamp < best_stamp) {
+        best = r.group;
+        best_stamp = r.stamp;
+      }
+    };
+    for (std::uint32_t i = 0; i < sample_; i += 2) {
+      rng_ ^= rng_ << 13;
+      rng_ ^= rng_ >> 7;
+      rng_ ^= rng_ << 17;
+      consider(rng_ >> 32);
+      if (i + 1 < sample_) consider(rng_ & 0xffffffffu);
+    }
+    return best;
+  }
 };
 
 template <class OnEvict>
 void GroupCache::evict_lru(std::uint32_t keep, OnEvict&& on_evict) {
+  if (sample_) {
+    std::uint32_t v = resident_.size() > 1 ? sampled_victim(keep) : kNone;
+    if (v == kNone) {  // one group resident, or every draw was `keep`: another one, if any
+      for (const Resident& r : resident_) {
+        if (r.group != keep) {
+          v = r.group;
+          break;
+        }
+      }
+    }
+    if (v != kNone) evict(v, on_evict);
+    return;
+  }
   std::uint32_t g = tail_;
   if (g == keep) g = groups_[g].prev;
   if (g == kNone) return;
@@ -182,7 +241,14 @@ void GroupCache::evict(std::uint32_t g, OnEvict&& on_evict) {
   if (v.dirty) on_evict(v.key(), shape_of(v), v.dirty);
   used_units_ -= count_units(v.valid);
   if (sets_ > 1) count_in_sets(g, v.valid, -1);
-  unlink(g);
+  if (sample_) {  // out of the dense list: the last entry takes its place
+    const Resident last = resident_.back();
+    resident_[pos_[g]] = last;
+    pos_[last.group] = pos_[g];
+    resident_.pop_back();
+  } else {
+    unlink(g);
+  }
   erase_slot(v.key());
   v.valid = v.dirty = 0;
   free_.push_back(g);
@@ -223,10 +289,19 @@ std::uint64_t GroupCache::access(std::uint64_t key, const GroupShape& shape, std
     }
     g = insert_at(slot, key, shape);
     if (sets_ > 1) map_sets(g, key, groups_[g].tagged >> kKeyBits);
-    push_front(g);
-  } else if (g != head_) {
+    if (sample_) {
+      pos_[g] = static_cast<std::uint32_t>(resident_.size());
+      resident_.push_back(Resident{0, g});
+    } else {
+      push_front(g);
+    }
+  } else if (!sample_ && g != head_) {
     unlink(g);
     push_front(g);
+  }
+  if (sample_) {  // sampled victims go by the clock, not the list
+    if (clock_ == ~std::uint32_t{0}) renumber_stamps();
+    resident_[pos_[g]].stamp = ++clock_;
   }
   Group& e = groups_[g];
   const std::uint64_t hits = e.valid & mask;
@@ -241,8 +316,17 @@ std::uint64_t GroupCache::access(std::uint64_t key, const GroupShape& shape, std
 
 template <class F>
 void GroupCache::flush_and_invalidate(F&& f) {
-  for (std::uint32_t g = head_; g != kNone; g = groups_[g].next) {
-    if (groups_[g].dirty) f(groups_[g].key(), shape_of(groups_[g]), groups_[g].dirty);
+  if (sample_) {  // most recently used first, as the list gives them
+    order_.assign(resident_.begin(), resident_.end());
+    std::sort(order_.begin(), order_.end(), [](const Resident& a, const Resident& b) { return a.stamp > b.stamp; });
+    for (const Resident& r : order_) {
+      const Group& e = groups_[r.group];
+      if (e.dirty) f(e.key(), shape_of(e), e.dirty);
+    }
+  } else {
+    for (std::uint32_t g = head_; g != kNone; g = groups_[g].next) {
+      if (groups_[g].dirty) f(groups_[g].key(), shape_of(groups_[g]), groups_[g].dirty);
+    }
   }
   invalidate();
 }

@@ -34,8 +34,10 @@ MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz, TagMode mode)
       l2_.emplace_back(gpu.l2_instance_bytes(), gpu.l2.ways, line_, WritePolicy::write_back, 1, set_index(gpu.l2.set_index),
                        0, gpu.hbm.capacity.value, gpu.l2.index_prime);
     } else {
-      // Room for the groups of a cache full of groups a quarter valid (docs/model.md).
-      l2_groups_.emplace_back(gpu.l2_instance_bytes(), static_cast<std::uint32_t>(gpu.l2_instance_bytes() / (64 * 16)));
+      // Room for the groups of a cache full of groups a quarter valid; victims drawn as the L2's
+      // sets of l2.ways would draw them (docs/model.md).
+      l2_groups_.emplace_back(gpu.l2_instance_bytes(), static_cast<std::uint32_t>(gpu.l2_instance_bytes() / (64 * 16)), 1,
+                              line_, gpu.l2.ways);
     }
   }
   const std::uint32_t channels = instances * gpu.l2_instance_channels();

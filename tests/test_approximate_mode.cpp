@@ -1,7 +1,7 @@
 // The engine's approximate tag mode against the exact mode (the reference): time within 1 % and
 // bytes at every level within 2 % (the bound of the engine issue) on small problems of each kind.
 // Larger problems (docs/model.md, approximate mode) stay within 0.6 % except a low-hit-rate
-// backward, +2.3 % in L2-to-fabric reads, and the causal backwards of triton-amd and aotriton.
+// backward, +2.3 % in L2-to-fabric reads, and aotriton's causal backward (-7.3 %).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -76,9 +76,15 @@ TEST_CASE("the approximate tag mode stays within 1 % in time and 2 % in bytes pe
       // -3.3 % in time, -3.0 % in L2 requests; with them -0.8 % and -1.4 %.
       {"H200 validation kernels: the L1's few sets", "h200", "ref-cuda", 2, 16, 16, 4096, false,
        workloads::Layout::bshd, "both"},
+      // A causal backward whose dQ kernel's working set sits at the L2's capacity: strict LRU over
+      // groups keeps none of a set a little larger than the cache, the 16-way L2 keeps part of it
+      // (+2.1 % L2-to-fabric reads); victims drawn as its sets draw them: +0.4 %.
+      {"triton-amd causal at the L2's capacity", "mi300x", "triton-amd", 2, 32, 8, 4096, true,
+       workloads::Layout::bshd, "both"},
   };
   for (const Case& c : cases) {
-    CAPTURE(c.name);
+    const std::string name = c.name;  // a string, so a failure names the case (not its address)
+    CAPTURE(name);
     const nlohmann::json exact = report::simulate_point(point_of(c, false));
     const nlohmann::json approx = report::simulate_point(point_of(c, true));
     CHECK(exact["tags"] == "exact");

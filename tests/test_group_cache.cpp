@@ -325,3 +325,68 @@ TEST_CASE("a group cache of few sets behaves as a plain LRU list with per-set sh
     }
   }
 }
+
+namespace {
+// Hits of `rounds` cyclic passes over `groups` whole groups (64 units each, 4 KiB apart) through
+// `c`; the first pass (compulsory misses) not counted.
+std::uint64_t cyclic_hits(GroupCache& c, std::uint64_t groups, int rounds) {
+  const auto ignore = [](std::uint64_t, const GroupShape&, std::uint64_t) {};
+  std::uint64_t hits = 0;
+  for (int r = 0; r < rounds; ++r) {
+    for (std::uint64_t g = 0; g < groups; ++g) {
+      const std::uint64_t h = c.access(g * 4096, GroupShape{4096, 64}, ~0ull, ~0ull, 0, ignore);
+      if (r > 0) hits += h == ~0ull;
+    }
+  }
+  return hits;
+}
+}  // namespace
+
+TEST_CASE("a group cache with sampled victims keeps part of a cyclic set larger than it") {
+  // 256 groups of capacity, 280 in a cycle. Strict LRU evicts each group just before its reuse: no
+  // hits. A victim that is the least recent of 16 groups drawn from 256 is seldom the least recent
+  // of all, so many groups outlive a pass, as lines in a 16-way cache's lighter sets do.
+  constexpr std::uint64_t kCapacity = 256 * 4096;
+  GroupCache lru(kCapacity, 1024), sampled(kCapacity, 1024, 1, 128, 16);
+  CHECK(cyclic_hits(lru, 280, 20) == 0);
+  const std::uint64_t hits = cyclic_hits(sampled, 280, 20);
+  CAPTURE(hits);
+  CHECK(hits > 19 * 280 / 10);  // more than a tenth of the reuses
+  CHECK(hits < 19 * 280);
+  // A set that fits is all hits either way: no victim is ever needed.
+  GroupCache fits(kCapacity, 1024, 1, 128, 16);
+  CHECK(cyclic_hits(fits, 256, 5) == 4 * 256);
+  // Draws far outnumbering the residents find the least recent one: strict LRU again.
+  GroupCache many(kCapacity, 1024, 1, 128, 65536);
+  CHECK(cyclic_hits(many, 280, 5) == 0);
+  // Deterministic, and invalidate() restarts the draws: the same run gives the same hits.
+  GroupCache again(kCapacity, 1024, 1, 128, 16);
+  CHECK(cyclic_hits(again, 280, 20) == hits);
+  again.invalidate();
+  CHECK(cyclic_hits(again, 280, 20) == hits);
+  // Renumbering the access stamps (as access() does before the clock would wrap) changes nothing.
+  GroupCache renumbered(kCapacity, 1024, 1, 128, 16);
+  std::uint64_t renumbered_hits = 0;
+  const auto ignore = [](std::uint64_t, const GroupShape&, std::uint64_t) {};
+  for (int r = 0; r < 20; ++r) {
+    for (std::uint64_t g = 0; g < 280; ++g) {
+      const std::uint64_t h = renumbered.access(g * 4096, GroupShape{4096, 64}, ~0ull, ~0ull, 0, ignore);
+      if (r > 0) renumbered_hits += h == ~0ull;
+      if (g % 7 == 0) renumbered.renumber_stamps();
+    }
+  }
+  CHECK(renumbered_hits == hits);
+  // Draws are over one set only.
+  CHECK_THROWS_AS(GroupCache(kCapacity, 1024, 4, 128, 16), std::invalid_argument);
+}
+
+TEST_CASE("a group cache with sampled victims flushes its dirty groups most recently used first") {
+  GroupCache c(64 * 4096, 256, 1, 128, 16);
+  for (std::uint64_t key : {0x1000, 0x2000, 0x3000}) c.access(key, kRows, 0b11, 0b11, 0b11, kNoEvict);
+  c.access(0x1000, kRows, 0b1100, 0b1100, 0, kNoEvict);  // a read: 0x1000 most recent, still dirty
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> flushed;
+  c.flush_and_invalidate([&](std::uint64_t key, const GroupShape&, std::uint64_t dirty) { flushed.emplace_back(key, dirty); });
+  CHECK(flushed == std::vector<std::pair<std::uint64_t, std::uint64_t>>{{0x1000, 0b11}, {0x3000, 0b11}, {0x2000, 0b11}});
+  CHECK(c.groups() == 0);
+  CHECK(c.valid_bytes() == 0);
+}
