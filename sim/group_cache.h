@@ -48,10 +48,10 @@ struct GroupShape {
 // with replacement, from the resident ones other than the group just accessed (a deterministic
 // generator, restarted by invalidate()): the victim a k-way set-associative cache of hashed sets
 // would take, whose set is a random draw of k lines (docs/model.md, approximate mode); a flush
-// still reports groups most recently used first. Keys below 2^48 (else std::out_of_range); line_bytes a
-// multiple of 64 (else std::invalid_argument). Deterministic; no allocation after construction but
-// one per distinct shape beyond the first 16 (and, with sets > 1, a few words per distinct shape
-// and key offset within sets x line_bytes).
+// still reports groups most recently used first. Keys below 2^48 (else std::out_of_range);
+// line_bytes a multiple of 64 (else std::invalid_argument). Deterministic; no allocation after
+// construction but one per distinct shape beyond the first 16 (and, with sets > 1, a few words per
+// distinct shape and key offset within sets x line_bytes).
 class GroupCache {
  public:
   GroupCache(std::uint64_t capacity_bytes, std::uint32_t max_groups, std::uint32_t sets = 1,
@@ -187,7 +187,6 @@ class GroupCache {
   };
   std::vector<Resident> resident_, order_;  // order_: flush_and_invalidate's scratch
   std::vector<std::uint32_t> pos_;
-  // A resident group drawn uniformly (xorshift64; its high half scaled to the list, no division).
   // The least recently used of sample_ groups drawn uniformly from the resident ones, other than
   // `keep` (kNone if every draw was it). xorshift64, each step's halves two draws, each half scaled
   // to the list (no division).
