@@ -129,7 +129,8 @@ TEST_CASE("the approximate mode's loop batching stays within 1 % in time and 2 %
       {{"bhsd causal bwd", "mi300x", "aiter-v3", 2, 32, 8, 4096, true, workloads::Layout::bhsd, "bwd"}, {{"bwd_dkdv", 8}}},
   };
   for (const Batched& b : cases) {
-    CAPTURE(b.c.name);
+    const std::string name = b.c.name;  // a string, so a failure names the case (not its address)
+    CAPTURE(name);
     const nlohmann::json exact = report::simulate_point(point_of(b.c, false));
     const nlohmann::json approx = report::simulate_point(point_of(b.c, true));
     for (const auto& k : approx["kernels"]) {
