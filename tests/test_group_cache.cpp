@@ -328,14 +328,16 @@ TEST_CASE("a group cache of few sets behaves as a plain LRU list with per-set sh
 
 namespace {
 // Hits of `rounds` cyclic passes over `groups` whole groups (64 units each, 4 KiB apart) through
-// `c`; the first pass (compulsory misses) not counted.
-std::uint64_t cyclic_hits(GroupCache& c, std::uint64_t groups, int rounds) {
+// `c`; the first pass (compulsory misses) not counted. `after(g)` runs after each access to group g.
+template <class After = void (*)(std::uint64_t)>
+std::uint64_t cyclic_hits(GroupCache& c, std::uint64_t groups, int rounds, After after = [](std::uint64_t) {}) {
   const auto ignore = [](std::uint64_t, const GroupShape&, std::uint64_t) {};
   std::uint64_t hits = 0;
   for (int r = 0; r < rounds; ++r) {
     for (std::uint64_t g = 0; g < groups; ++g) {
       const std::uint64_t h = c.access(g * 4096, GroupShape{4096, 64}, ~0ull, ~0ull, 0, ignore);
       if (r > 0) hits += h == ~0ull;
+      after(g);
     }
   }
   return hits;
@@ -366,16 +368,9 @@ TEST_CASE("a group cache with sampled victims keeps part of a cyclic set larger 
   CHECK(cyclic_hits(again, 280, 20) == hits);
   // Renumbering the access stamps (as access() does before the clock would wrap) changes nothing.
   GroupCache renumbered(kCapacity, 1024, 1, 128, 16);
-  std::uint64_t renumbered_hits = 0;
-  const auto ignore = [](std::uint64_t, const GroupShape&, std::uint64_t) {};
-  for (int r = 0; r < 20; ++r) {
-    for (std::uint64_t g = 0; g < 280; ++g) {
-      const std::uint64_t h = renumbered.access(g * 4096, GroupShape{4096, 64}, ~0ull, ~0ull, 0, ignore);
-      if (r > 0) renumbered_hits += h == ~0ull;
-      if (g % 7 == 0) renumbered.renumber_stamps();
-    }
-  }
-  CHECK(renumbered_hits == hits);
+  CHECK(cyclic_hits(renumbered, 280, 20, [&](std::uint64_t g) {
+          if (g % 7 == 0) renumbered.renumber_stamps();
+        }) == hits);
   // Draws are over one set only.
   CHECK_THROWS_AS(GroupCache(kCapacity, 1024, 4, 128, 16), std::invalid_argument);
 }
