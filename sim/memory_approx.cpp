@@ -48,11 +48,14 @@ std::uint64_t fetched_units(std::uint32_t first, std::uint32_t offset, std::uint
 
 void MemoryPath::add_hbm_rows(std::uint64_t key, const GroupShape& shape, std::uint64_t hbm, std::uint64_t hbm_more) {
   const std::uint64_t row_bytes = 64 * std::uint64_t{shape.units_per_row};
+  // Local copies: the demand's stores cannot change them, so they stay in registers.
+  const Divisor interleave = interleave_, channels = hbm_channels_;
   const auto put = [&](std::uint64_t address, std::uint64_t in) {  // `in`: the units concerned
-    hbm_demand_.add(hbm_channel(address), 64 * (count_units(hbm & in) + count_units(hbm_more & in)));
+    const auto ch = static_cast<std::uint32_t>(channels.mod(fold(interleave.div(address))));  // hbm_channel(address)
+    hbm_demand_.add(ch, 64 * (count_units(hbm & in) + count_units(hbm_more & in)));
   };
   for_each_row(key, shape, hbm | hbm_more, [&](std::uint64_t row, std::uint64_t in_row, std::uint32_t) {
-    if (interleave_.mod(row) + row_bytes <= interleave_.value()) {
+    if (interleave.mod(row) + row_bytes <= interleave.value()) {
       put(row, in_row);
       return;
     }
@@ -322,7 +325,7 @@ BatchTiming MemoryPath::atomic_spans(std::uint32_t xcd, std::uint32_t cu, const 
       }
       // Both chunks of a line lie in one interleave chunk of the memory side: one MALL and HBM
       // channel, the same for every line of the chunk (found once per chunk).
-      MemorySideChannels side(*this);
+      MemorySideChannels side;
       for_each_line(key, shape, units, [&](std::uint64_t line, std::uint64_t line_units, std::uint32_t) {
         const LineRange r = line_range(key, line, lo, hi);
         const std::uint32_t ch = l2_channel(inst, line);
@@ -331,7 +334,7 @@ BatchTiming MemoryPath::atomic_spans(std::uint32_t xcd, std::uint32_t cu, const 
         const auto written = static_cast<std::uint32_t>(64 * count_units(line_units));
         const auto read = static_cast<std::uint32_t>(64 * count_units(line_units & missed));
         link_demand_.add(ch, written);
-        side.of(line);
+        side.of(*this, line);
         if (has_mall_) mall_demand_.add(side.mall, written);
         hbm_demand_.add(side.hbm, read + written);
       });

@@ -258,8 +258,8 @@ Tick MemoryPath::write_back(std::uint32_t ch, std::uint64_t line_address, Tick t
   c.ea_wrreq_64b += 2;
   c.hbm_write_bytes += line_;
   Tick at = link_[ch].serve(t, line_);
-  MemorySideChannels side(*this);
-  side.of(line_address);
+  MemorySideChannels& side = writeback_side_;
+  side.of(*this, line_address);
   if (has_mall_) at = mall_ch_.serve(side.mall, at, line_);
   // A write-through refreshes a MALL line it finds (the approximate mode does so in evict_group).
   if (mall_) mall_->access(line_address, line_, true, [](std::uint64_t, std::uint64_t) {}, [](std::uint64_t) {});

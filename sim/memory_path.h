@@ -304,18 +304,17 @@ class MemoryPath {
     return static_cast<std::uint32_t>(mall_channels_.mod(memory_side_chunk(address)));
   }
   // The MALL and HBM channels of the memory-side interleave chunk of the last address asked for,
-  // found again only when the chunk changes (a row of lines usually lies in one chunk).
+  // found again only when the chunk changes (a row of lines usually lies in one chunk). A memo of
+  // a fixed function of the address: keeping one across calls changes no result.
   struct MemorySideChannels {
-    explicit MemorySideChannels(const MemoryPath& m) : path(&m) {}
-    void of(std::uint64_t address) {
-      const std::uint64_t c = path->interleave_.div(address);
+    void of(const MemoryPath& path, std::uint64_t address) {
+      const std::uint64_t c = path.interleave_.div(address);
       if (c == chunk) return;
       chunk = c;
       const std::uint64_t folded = fold(c);  // memory_side_chunk of the address, from the division above
-      mall = path->has_mall_ ? static_cast<std::uint32_t>(path->mall_channels_.mod(folded)) : 0;
-      hbm = static_cast<std::uint32_t>(path->hbm_channels_.mod(folded));
+      mall = path.has_mall_ ? static_cast<std::uint32_t>(path.mall_channels_.mod(folded)) : 0;
+      hbm = static_cast<std::uint32_t>(path.hbm_channels_.mod(folded));
     }
-    const MemoryPath* path;
     std::uint64_t chunk = ~std::uint64_t{0};
     std::uint32_t mall = 0, hbm = 0;
   };
@@ -452,6 +451,7 @@ class MemoryPath {
     std::uint64_t line;
   };
   std::vector<Victim> victims_;
+  MemorySideChannels writeback_side_;  // write_back's memo: a victim's row usually lies in one chunk
 };
 
 // The first 64 B unit of each 128 B line that has a unit in `units` (units 2k and 2k + 1 of a row).
