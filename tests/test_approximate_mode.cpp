@@ -73,7 +73,9 @@ TEST_CASE("the approximate tag mode stays within 1 % in time and 2 % in bytes pe
        workloads::Layout::bshd, "both"},
       // The H200's L1 of 4 sets (line mod 4): 16 heads of d = 128 put a head's rows 4 KiB apart,
       // in sets 0 and 1 only. Without the sets the approximate L1 (fully associative) hit more:
-      // -3.3 % in time, -3.0 % in L2 requests; with them -0.8 % and -1.4 %.
+      // -3.3 % in time, -3.0 % in L2 requests; with them -0.8 % and -1.4 %. A sensitive case: other
+      // seeds of the L2's victim draws move the approximate time by +1.1 and -1.4 %, and the exact
+      // mode's own time moves by up to -2.8 % with other L2 index primes (docs/model.md).
       {"H200 validation kernels: the L1's few sets", "h200", "ref-cuda", 2, 16, 16, 4096, false,
        workloads::Layout::bshd, "both"},
       // A causal backward whose dQ kernel's working set sits at the L2's capacity: strict LRU over
