@@ -14,6 +14,22 @@ Problem sized(std::uint64_t nq, std::uint64_t nk) {
   p.seqlen_k = nk;
   return p;
 }
+
+// A random problem (dense, causal, window or causal window; either alignment; up to 90 queries and
+// keys) and tile sizes.
+struct Tiling {
+  Problem problem;
+  std::uint64_t bm, bn;
+};
+Tiling random_tiling(std::mt19937& rng) {
+  Problem p = sized(1 + rng() % 90, 1 + rng() % 90);
+  const int kind = static_cast<int>(rng() % 4);
+  p.causal = kind == 1 || kind == 3;
+  p.align = rng() % 2 ? CausalAlign::top_left : CausalAlign::bottom_right;
+  if (kind >= 2) p.window = Window{rng() % 20, p.causal ? 0 : rng() % 20};
+  const std::uint64_t bm = 1 + rng() % 17, bn = 1 + rng() % 17;
+  return {p, bm, bn};
+}
 }  // namespace
 
 TEST_CASE("causal alignment: top-left and bottom-right diagonals") {
@@ -66,13 +82,8 @@ TEST_CASE("tile classes: hand-computed on a causal 8x8 with 4x4 tiles") {
 TEST_CASE("closed-form block ranges and tile classes match brute force") {
   std::mt19937 rng(7);
   for (int trial = 0; trial < 300; ++trial) {
-    Problem p = sized(1 + rng() % 90, 1 + rng() % 90);
-    const int kind = static_cast<int>(rng() % 4);
-    p.causal = kind == 1 || kind == 3;
-    p.align = rng() % 2 ? CausalAlign::top_left : CausalAlign::bottom_right;
-    if (kind >= 2) p.window = Window{rng() % 20, p.causal ? 0 : rng() % 20};
+    const auto [p, bm, bn] = random_tiling(rng);
     const Mask m(p);
-    const std::uint64_t bm = 1 + rng() % 17, bn = 1 + rng() % 17;
     CAPTURE(p.describe());
     CAPTURE(bm);
     CAPTURE(bn);
@@ -115,6 +126,36 @@ TEST_CASE("closed-form block ranges and tile classes match brute force") {
       } else {
         CHECK(r.first == first);
         CHECK(r.last == last);
+      }
+    }
+  }
+}
+
+TEST_CASE("the full block ranges hold exactly the tiles classify calls full") {
+  // Against classify (itself checked against brute force above): every block of a row of tiles,
+  // and a few beyond the sequence ends, is full exactly when it lies in the range.
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 400; ++trial) {
+    const auto [p, bm, bn] = random_tiling(rng);
+    const Mask m(p);
+    CAPTURE(p.describe());
+    CAPTURE(bm);
+    CAPTURE(bn);
+    const auto in = [](const Range& r, std::uint64_t x) { return x >= r.first && x < r.last; };
+    for (std::uint64_t i = 0; i * bm < p.seqlen_q + 2 * bm; ++i) {
+      const Range r = m.full_key_blocks(i * bm, bm, bn);
+      for (std::uint64_t j = 0; j * bn < p.seqlen_k + 2 * bn; ++j) {
+        CAPTURE(i);
+        CAPTURE(j);
+        REQUIRE((m.classify(i * bm, bm, j * bn, bn) == TileMask::full) == in(r, j));
+      }
+    }
+    for (std::uint64_t j = 0; j * bn < p.seqlen_k + 2 * bn; ++j) {
+      const Range r = m.full_query_blocks(j * bn, bn, bm);
+      for (std::uint64_t i = 0; i * bm < p.seqlen_q + 2 * bm; ++i) {
+        CAPTURE(i);
+        CAPTURE(j);
+        REQUIRE((m.classify(i * bm, bm, j * bn, bn) == TileMask::full) == in(r, i));
       }
     }
   }

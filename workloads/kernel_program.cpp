@@ -623,6 +623,13 @@ bool iteration_masked(const KernelProgram& kp, const Pass& pass, std::uint64_t i
   return m != TileMask::full;
 }
 
+Range full_inner_blocks(const KernelProgram& kp, const Pass& pass) {
+  if (!kp.mask) return {0, ~std::uint64_t{0}};
+  const std::uint64_t outer0 = pass.outer * kp.outer_rows;
+  return kp.inner_is_keys ? kp.mask->full_key_blocks(outer0, kp.outer_rows, kp.inner_rows)
+                          : kp.mask->full_query_blocks(outer0, kp.outer_rows, kp.inner_rows);
+}
+
 WorkgroupCursor::WorkgroupCursor(const PassPrograms& pp, const KernelProgram& kp, std::uint64_t wg,
                                  const OpFilter* filter, std::uint32_t batch)
     : pp_(pp), kp_(kp), wg_(wg), npasses_(kp.passes(wg)), filter_(filter), batch_(std::max<std::uint32_t>(1, batch)) {}
@@ -630,6 +637,7 @@ WorkgroupCursor::WorkgroupCursor(const PassPrograms& pp, const KernelProgram& kp
 bool WorkgroupCursor::start_pass() {
   if (pass_index_ >= npasses_) return false;
   pass_ = kp_.pass(wg_, pass_index_);
+  full_ = full_inner_blocks(kp_, pass_);
   body_ = 0;
   op_ = 0;
   iteration_ = 0;
@@ -661,7 +669,8 @@ bool WorkgroupCursor::next(TileOp& out) {
                                   (iteration_ + 1 == reps ? iterations : step_first(iteration_ + 1, iterations)) - first_);
         masked_count_ = 0;
         for (std::uint32_t i = 0; body_ == 1 && i < count_; ++i) {
-          masked_count_ += iteration_masked(kp_, pass_, first_ + i) ? 1 : 0;
+          const std::uint64_t block = iteration_block(pass_, first_ + i);
+          masked_count_ += block < full_.first || block >= full_.last ? 1 : 0;  // iteration_masked
         }
       }
       const std::uint16_t index = filter_ ? filter_->ops[body_][op_] : op_;

@@ -186,6 +186,7 @@ class WorkgroupCursor {
   std::uint32_t batch_ = 1;
   std::uint64_t first_ = 0;                      // of the current loop step
   std::uint32_t count_ = 1, masked_count_ = 0;
+  Range full_;  // the pass's inner blocks whose tiles are full (full_inner_blocks)
   // The first iteration of loop step j of a pass of `iterations`: iteration 0 and the last
   // iteration are steps of their own, the ones between go batch_ per step.
   std::uint64_t step_first(std::uint64_t j, std::uint64_t iterations) const {
@@ -197,6 +198,9 @@ class WorkgroupCursor {
 
 // Is the tile of this iteration partially masked or overhanging (does it pay the mask cost)?
 bool iteration_masked(const KernelProgram& kp, const Pass& pass, std::uint64_t iteration);
+// The inner blocks (iteration_block's values) whose tiles in `pass` are full: an iteration is
+// masked exactly when its block lies outside (all of them full without a mask).
+Range full_inner_blocks(const KernelProgram& kp, const Pass& pass);
 
 }  // namespace attnsim::workloads
 

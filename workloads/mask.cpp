@@ -60,6 +60,39 @@ TileMask Mask::classify(std::uint64_t q0, std::uint64_t bm, std::uint64_t k0, st
   return covered && !overhangs ? TileMask::full : TileMask::partial;
 }
 
+namespace {
+// Floor and ceiling of n / d for d > 0, n of either sign.
+std::int64_t floor_div(std::int64_t n, std::int64_t d) { return n >= 0 ? n / d : -((-n + d - 1) / d); }
+std::int64_t ceil_div(std::int64_t n, std::int64_t d) { return n >= 0 ? (n + d - 1) / d : -(-n / d); }
+Range block_range(std::int64_t first, std::int64_t last) {
+  first = std::max<std::int64_t>(0, first);
+  if (first >= last) return {};
+  return {static_cast<std::uint64_t>(first), static_cast<std::uint64_t>(last)};
+}
+}  // namespace
+
+Range Mask::full_key_blocks(std::uint64_t q0, std::uint64_t bm, std::uint64_t bn) const {
+  // classify's full: no overhang (the rows end by nq, key block j by nk: j < nk / bn), and every
+  // row covers the keys [j bn, (j + 1) bn - 1]: lo(b - 1) <= j bn and hi(a) >= (j + 1) bn - 1.
+  const auto a = static_cast<std::int64_t>(q0), m = static_cast<std::int64_t>(bm), n = static_cast<std::int64_t>(bn);
+  if (m <= 0 || n <= 0 || a + m > nq_) return {};
+  const std::int64_t first = left_ >= kUnbounded ? 0 : ceil_div(lo(a + m - 1), n);
+  std::int64_t last = nk_ / n;
+  if (right_ < kUnbounded) last = std::min(last, floor_div(hi(a) + 1, n));
+  return block_range(first, last);
+}
+
+Range Mask::full_query_blocks(std::uint64_t k0, std::uint64_t bn, std::uint64_t bm) const {
+  // The same conditions for query block i against the keys [c, c + bn): i < nq / bm,
+  // lo((i + 1) bm - 1) <= c and hi(i bm) >= c + bn - 1, solved for i (lo and hi have slope 1).
+  const auto c = static_cast<std::int64_t>(k0), n = static_cast<std::int64_t>(bn), m = static_cast<std::int64_t>(bm);
+  if (m <= 0 || n <= 0 || c + n > nk_) return {};
+  const std::int64_t first = right_ >= kUnbounded ? 0 : ceil_div(c + n - 1 - offset_ - right_, m);
+  std::int64_t last = nq_ / m;
+  if (left_ < kUnbounded) last = std::min(last, floor_div(c - offset_ + left_ + 1, m));
+  return block_range(first, last);
+}
+
 Range Mask::key_blocks(std::uint64_t q0, std::uint64_t bm, std::uint64_t bn) const {
   const auto a = static_cast<std::int64_t>(q0);
   const std::int64_t b = std::min<std::int64_t>(nq_, a + static_cast<std::int64_t>(bm));

@@ -35,6 +35,12 @@ class Mask {
   // Tile rows [q0, q0 + bm) x keys [k0, k0 + bn); the tile may overhang the sequence ends.
   TileMask classify(std::uint64_t q0, std::uint64_t bm, std::uint64_t k0, std::uint64_t bn) const;
 
+  // The key blocks of size bn (block indices) whose tiles with the rows [q0, q0 + bm) classify as
+  // full: one range, since a row's allowed keys move right with the row (empty when none is).
+  Range full_key_blocks(std::uint64_t q0, std::uint64_t bm, std::uint64_t bn) const;
+  // The query blocks of size bm whose tiles with the keys [k0, k0 + bn) classify as full.
+  Range full_query_blocks(std::uint64_t k0, std::uint64_t bn, std::uint64_t bm) const;
+
   // Key blocks of size bn that a query block [q0, q0 + bm) visits (not wholly masked), as block indices.
   Range key_blocks(std::uint64_t q0, std::uint64_t bm, std::uint64_t bn) const;
   // Query blocks of size bm that a key block [k0, k0 + bn) visits, as block indices.
