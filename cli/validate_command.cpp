@@ -5,13 +5,10 @@
 #include <map>
 #include <memory>
 
-#include "arch/arch_locator.h"
-#include "arch/clock_model.h"
-#include "arch/spec_loader.h"
 #include "report/error_groups.h"
 #include "report/measurements.h"
 #include "report/text_table.h"
-#include "workloads/schedule.h"
+#include "report/validation_plan.h"
 
 namespace attnsim::cli {
 
@@ -29,19 +26,8 @@ struct ValidateState {
   bool approximate = false;  // the engine's approximate tag mode for every case
   bool fast_forward = false;  // fast-forward of large grids for every case
   bool warm_up = false;       // a discarded warm-up run before every case
+  unsigned threads = 0;       // simulations at once (0: every core)
 };
-
-// The clock of the case's class of work, as measured: the config's published clock of full matrix
-// work of the kernel's data type (`clock.measured.matrix_*`, e.g. BLOG-MAF2's 1207 MHz for bf16 on
-// MI300X, the slowest XCD's: the controller is pinned where that XCD runs at it under
-// clock.xcd_spread); where none is published, the clock model's full-load clock for it.
-std::string class_clock(const report::MeasuredCase& c, const std::vector<std::string>& sets) {
-  const auto gpu = arch::load_arch_file(arch::resolve_arch(c.point.arch), sets).spec;
-  const auto& measured = gpu.clock.measured_matrix[static_cast<std::size_t>(c.point.problem.dtype)];
-  const double hz =
-      measured ? arch::controller_for_slowest_xcd(gpu, measured->value) : arch::sustained_clock(gpu.clock, arch::matrix_load(c.point.problem.dtype)).clock.value;
-  return std::to_string(static_cast<long long>(std::llround(hz / 1e6))) + "MHz";
-}
 
 void run_validate(const ValidateState& st, int& exit_code) {
   std::vector<report::MeasuredCase> cases;
@@ -50,16 +36,8 @@ void run_validate(const ValidateState& st, int& exit_code) {
     cases.insert(cases.end(), more.begin(), more.end());
   }
   // Each distinct point is simulated once per clock mode, whatever the number of metrics measured on it.
-  std::map<std::string, nlohmann::json> cache;
-  const auto simulate = [&](report::PointSpec spec) {
-    std::string key = spec.arch + "|" + spec.kernel + "|" + spec.direction + "|" + spec.problem.describe() +
-                      (spec.approximate ? "|approximate" : "") + (spec.fast_forward ? "|fast_forward" : "") +
-                      (spec.empty_caches_per_kernel ? "|empty_caches" : "") + (spec.warm_up ? "|warm_up" : "");
-    for (const auto& s : spec.sets) key += "|" + s;
-    auto it = cache.find(key);
-    if (it == cache.end()) it = cache.emplace(key, report::simulate_point(spec)).first;
-    return it->second;
-  };
+  report::ValidationPlan plan(cases, report::ValidationSettings{st.sets, st.approximate, st.fast_forward, st.warm_up});
+  plan.run(st.threads);
   nlohmann::json j;
   j["cases"] = nlohmann::json::array();
   // Absolute relative errors summed over the values that have one (a measured zero has none), in
@@ -74,17 +52,11 @@ void run_validate(const ValidateState& st, int& exit_code) {
   std::size_t without_error = 0;
   TextTable t;
   t.add({"case", "kernel", "metric", "measured", "modelled clock", "error", "pinned clock", "error"});
-  for (const auto& c : cases) {
-    report::PointSpec modelled = c.point;
-    modelled.sets = st.sets;
-    modelled.approximate = st.approximate;
-    modelled.fast_forward = st.fast_forward;
-    modelled.warm_up = st.warm_up;
-    const nlohmann::json rm = simulate(modelled);
-    report::PointSpec pinned = modelled;
-    const std::string clock = class_clock(c, st.sets);
-    pinned.sets.push_back("clock.engine=" + clock);
-    const nlohmann::json rp = simulate(pinned);
+  for (std::size_t n = 0; n < cases.size(); ++n) {
+    const report::MeasuredCase& c = cases[n];
+    const nlohmann::json& rm = plan.result(plan.at(n).modelled);
+    const nlohmann::json& rp = plan.result(plan.at(n).pinned);
+    const std::string& clock = plan.at(n).clock;
     const double pm = report::predicted(rm, c.metric), pp = report::predicted(rp, c.metric);
     const bool relative = c.measured != 0;
     const double em = relative ? (pm - c.measured) / c.measured : 0, ep = relative ? (pp - c.measured) / c.measured : 0;
@@ -165,6 +137,7 @@ void add_validate_command(CLI::App& app, int& exit_code) {
               "simulate every case in the engine's approximate tag mode (faster; docs/model.md)");
   c->add_flag("--fast-forward", st->fast_forward,
               "skip and interpolate rounds of large grids in every case, as attnsim run --fast-forward (docs/model.md)");
+  c->add_option("--threads", st->threads, "simulations at once (default: every core); the results do not depend on it");
   c->add_flag("--warm-up", st->warm_up,
               "simulate every case after a discarded run of itself, as attnsim run --warm-up (a benchmark's warm-up calls)");
   c->footer(

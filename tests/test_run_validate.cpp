@@ -386,6 +386,43 @@ TEST_CASE("the H200 suite's profiled rows are simulated as ncu ran them and its 
   CHECK(predicted == doctest::Approx(atomics->measured).epsilon(0.01));
 }
 
+TEST_CASE("validate simulates its cases on every core with the results of one thread") {
+  // Four distinct points (two kernels, both directions, two lengths; one measured twice), each
+  // simulated at the modelled and the pinned clock: the same JSON whatever the thread count.
+  std::string path;
+  validate_rows("attnsim_validate_threads.csv",
+                "mi300x,MI300X,ck,ck,fwd,1,8,2,512,512,128,bf16,0,tflops,100,TFLOP/s,t\n"
+                "mi300x,MI300X,ck,ck,fwd,1,8,2,512,512,128,bf16,0,time_us,50,us,t\n"
+                "mi300x,MI300X,ck,ck,bwd,1,8,2,512,512,128,bf16,1,tflops,100,TFLOP/s,t\n"
+                "mi300x,MI300X,a,aiter-v3,fwd,1,8,2,1024,1024,128,bf16,1,tflops,100,TFLOP/s,t\n"
+                "h100,H100,fa2,fa2,fwd,1,8,2,512,512,128,bf16,0,hbm_read_bytes,1000000,B,t\n",
+                &path);
+  const Run one = run_attnsim("validate --json --approximate --threads 1 " + path, false);
+  const Run two = run_attnsim("validate --json --approximate --threads 2 " + path, false);
+  REQUIRE(one.exit_code == 0);
+  REQUIRE(two.exit_code == 0);
+  CHECK(nlohmann::json::parse(one.out)["cases"].size() == 5);
+  CHECK(one.out == two.out);
+}
+
+TEST_CASE("validate: a case that cannot be simulated names its file and line (the first in file order)") {
+  // Rows 3 and 4 ask aiter v3 for head dimensions no code object of it covers; row 2 is fine. Run
+  // in parallel, the error is still the one row 3 meets first.
+  const std::string path = temp_file("attnsim_validate_unrunnable.csv",
+                                     std::string(kHeader) +
+                                         "mi300x,MI300X,ck,ck,fwd,1,8,2,512,512,128,bf16,0,tflops,100,TFLOP/s,t\n"
+                                         "mi300x,MI300X,a,aiter-v3,fwd,1,8,2,512,512,96,bf16,0,tflops,100,TFLOP/s,t\n"
+                                         "mi300x,MI300X,a,aiter-v3,fwd,1,8,2,512,512,80,bf16,0,tflops,100,TFLOP/s,t\n");
+  for (const char* threads : {"1", "2"}) {
+    const Run v = run_attnsim("validate --approximate --threads " + std::string(threads) + " " + path);
+    CAPTURE(v.out);
+    CHECK(v.exit_code == 2);
+    CHECK(attnsim::test::contains(v.out, "attnsim_validate_unrunnable.csv:3: "));
+    CHECK(attnsim::test::contains(v.out, "head dimension 96"));
+    CHECK(!attnsim::test::contains(v.out, "head dimension 80"));
+  }
+}
+
 TEST_CASE("bad measurements name the file and line and column") {
   const auto bad = [](const std::string& row) {
     const std::string path = temp_file("attnsim_bad.csv", std::string(kHeader) + row + "\n");

@@ -1,0 +1,91 @@
+#include "report/validation_plan.h"
+
+#include <cmath>
+
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include "arch/arch_locator.h"
+#include "arch/clock_model.h"
+#include "arch/config_error.h"
+#include "arch/spec_loader.h"
+
+namespace attnsim::report {
+
+std::string class_clock(const MeasuredCase& c, const std::vector<std::string>& sets) {
+  const auto gpu = arch::load_arch_file(arch::resolve_arch(c.point.arch), sets).spec;
+  const auto& measured = gpu.clock.measured_matrix[static_cast<std::size_t>(c.point.problem.dtype)];
+  const double hz =
+      measured ? arch::controller_for_slowest_xcd(gpu, measured->value) : arch::sustained_clock(gpu.clock, arch::matrix_load(c.point.problem.dtype)).clock.value;
+  return std::to_string(static_cast<long long>(std::llround(hz / 1e6))) + "MHz";
+}
+
+ValidationPlan::ValidationPlan(const std::vector<MeasuredCase>& cases, const ValidationSettings& settings)
+    : measured_(cases) {
+  for (const auto& c : cases) {
+    Case k;
+    PointSpec modelled = c.point;
+    modelled.sets = settings.sets;
+    modelled.approximate = settings.approximate;
+    modelled.fast_forward = settings.fast_forward;
+    modelled.warm_up = settings.warm_up;
+    k.modelled = add(modelled);
+    try {
+      k.clock = class_clock(c, settings.sets);
+      PointSpec pinned = modelled;
+      pinned.sets.push_back("clock.engine=" + k.clock);
+      k.pinned = add(pinned);
+    } catch (...) {
+      k.clock_error = std::current_exception();
+    }
+    cases_.push_back(k);
+  }
+}
+
+std::size_t ValidationPlan::add(const PointSpec& spec) {
+  std::string key = spec.arch + "|" + spec.kernel + "|" + spec.direction + "|" + spec.problem.describe() +
+                    (spec.approximate ? "|approximate" : "") + (spec.fast_forward ? "|fast_forward" : "") +
+                    (spec.empty_caches_per_kernel ? "|empty_caches" : "") + (spec.warm_up ? "|warm_up" : "");
+  for (const auto& s : spec.sets) key += "|" + s;
+  const auto [it, added] = index_.emplace(key, points_.size());
+  if (added) points_.push_back(spec);
+  return it->second;
+}
+
+void ValidationPlan::run(unsigned threads) {
+  results_.assign(points_.size(), nlohmann::json());
+  errors_.assign(points_.size(), nullptr);
+  tbb::task_arena arena(threads ? static_cast<int>(threads) : tbb::task_arena::automatic);
+  arena.execute([&] {
+    tbb::parallel_for(
+        tbb::blocked_range<std::size_t>(0, points_.size(), 1),
+        [&](const tbb::blocked_range<std::size_t>& range) {
+          for (std::size_t i = range.begin(); i != range.end(); ++i) {
+            try {
+              results_[i] = simulate_point(points_[i]);
+            } catch (...) {
+              errors_[i] = std::current_exception();
+            }
+          }
+        },
+        tbb::simple_partitioner());
+  });
+  // Simulated one by one, the cases would meet their errors in this order.
+  for (std::size_t n = 0; n < cases_.size(); ++n) {
+    const Case& k = cases_[n];
+    rethrow_at(measured_[n], errors_[k.modelled]);
+    if (k.clock_error) std::rethrow_exception(k.clock_error);
+    rethrow_at(measured_[n], errors_[k.pinned]);
+  }
+}
+
+void ValidationPlan::rethrow_at(const MeasuredCase& c, const std::exception_ptr& e) {
+  if (!e) return;
+  try {
+    std::rethrow_exception(e);
+  } catch (const arch::ConfigError& error) {
+    throw arch::ConfigError(c.file + ":" + std::to_string(c.line) + ": " + error.what());
+  }
+}
+
+}  // namespace attnsim::report
