@@ -31,7 +31,8 @@ std::string class_clock(const MeasuredCase& c, const std::vector<std::string>& s
 // Contract: run() simulates each distinct point once (simulations share no state, so they run on
 // `threads` cores, 0 for every one) and the results do not depend on the thread count; it then
 // throws the error the cases in their order would meet first (as simulating them one by one
-// would): a simulation's arch::ConfigError prefixed with its case's file and line.
+// would): a simulation's arch::ConfigError prefixed with its case's file and line. The cases must
+// outlive the plan (it names them in its errors).
 class ValidationPlan {
  public:
   // Which simulations case n needs (at(n)): points modelled and pinned, and the pinned clock.

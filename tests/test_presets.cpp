@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <optional>
 
 #include "arch/config_error.h"
 #include "workload_fixture.h"
@@ -626,4 +627,57 @@ TEST_CASE("fa3's sections: the heads whose loop tensors fit its L2 share (tile_s
   // Pairing orders a masked grid already: the two are refused together.
   CHECK(spec_error("aiter-v3,fwd.grid=longest_first").find("key 'fwd.grid': longest_first orders single tiles") !=
         std::string::npos);
+}
+
+TEST_CASE("the cursor marks masked exactly the iterations iteration_masked classifies") {
+  // The cursor counts a pass's masked iterations from its range of full inner blocks
+  // (full_inner_blocks); iteration_masked classifies each tile against the mask. Kernels whose
+  // inner blocks are keys (forwards, aiter's and FA3's) and queries (the backwards' main kernels),
+  // GQA passes that walk several query heads, causal masks of both alignments, windows, unequal
+  // lengths and overhanging tiles.
+  struct Variant {
+    const char* kernel;
+    Direction direction;
+    std::uint64_t nq, nk;
+    bool causal;
+    CausalAlign align;
+    std::optional<Window> window;
+  };
+  const Variant variants[] = {
+      {"aiter-v3", Direction::fwd, 1000, 1000, true, CausalAlign::bottom_right, std::nullopt},
+      {"aiter-v3", Direction::bwd, 1280, 1280, true, CausalAlign::bottom_right, std::nullopt},
+      {"ck", Direction::fwd, 700, 1500, true, CausalAlign::top_left, std::nullopt},
+      {"ck", Direction::bwd, 1500, 700, true, CausalAlign::bottom_right, std::nullopt},
+      {"triton-amd", Direction::fwd, 1024, 1024, false, CausalAlign::bottom_right, Window{200, 100}},
+      {"triton-amd", Direction::bwd, 1100, 1100, true, CausalAlign::bottom_right, Window{300, 0}},
+      {"fa3", Direction::fwd, 900, 900, true, CausalAlign::bottom_right, std::nullopt},
+      {"fa2", Direction::bwd, 1024, 1024, false, CausalAlign::bottom_right, std::nullopt},
+  };
+  for (const Variant& v : variants) {
+    Problem p = d128(v.nq);
+    p.seqlen_k = v.nk;
+    p.heads_q = 4;
+    p.heads_kv = 2;
+    p.causal = v.causal;
+    p.align = v.align;
+    p.window = v.window;
+    CAPTURE(std::string(v.kernel));
+    CAPTURE(p.describe());
+    const auto pp = test::build(p, std::string(v.kernel) + ",shapes=any", v.direction);
+    std::uint64_t masked = 0, full = 0;
+    for (const KernelProgram& kp : pp.kernels) {
+      for (std::uint64_t wg = 0; wg < kp.workgroups(); ++wg) {
+        WorkgroupCursor cursor(pp, kp, wg);
+        TileOp op;
+        while (cursor.next(op)) {
+          if (op.body != 1) continue;
+          const bool expected = iteration_masked(kp, cursor.current_pass(), op.iteration);
+          REQUIRE(op.masked == expected);
+          ++(expected ? masked : full);
+        }
+      }
+    }
+    CHECK(full > 0);
+    if (v.causal || v.window || v.nq % 64 != 0) CHECK(masked > 0);
+  }
 }
