@@ -135,7 +135,15 @@ void run_memory(const MicroState& st, const arch::GpuSpec& gpu) {
   }
   // A stream runs at the power-limited clock of its own HBM traffic; a chase (one load at a time)
   // draws little power and runs at the engine's maximum, as RRZE's chase did (2092 MHz).
-  const sim::MemoryMicroResult r = sim::run_memory_micro(gpu, m);
+  const sim::MemoryMicroResult r = [&] {
+    try {
+      return sim::run_memory_micro(gpu, m);
+    } catch (const arch::ConfigError& e) {
+      // The simulator names the footprint in bytes; the user is shown what they typed.
+      if (e.key() != "footprint" || st.footprint.empty()) throw;
+      throw arch::ConfigError(arch::ValueOrigin{"--footprint " + st.footprint, 0, 0, {}}, e.key(), e.problem());
+    }
+  }();
   const double clock = r.engine_clock_hz;
   nlohmann::json j;
   j["arch"] = gpu.name;

@@ -174,7 +174,10 @@ TEST_CASE("micro memory patterns report latency and bandwidth") {
   CHECK(j["clock_mhz"].get<double>() == doctest::Approx(2100));
   const Run bad = run_attnsim("micro --pattern stream-read --footprint 100B");
   CHECK(bad.exit_code == 2);
-  CHECK(contains(bad.out, "expected a positive multiple of the 128-byte L2 line"));
+  CHECK(contains(bad.out, "--footprint 100B: error: key 'footprint': expected a positive multiple of the 128-byte L2 line"));
+  // The value as typed, whatever its unit (the simulator counts bytes).
+  CHECK(contains(run_attnsim("micro --pattern chase --footprint 1KB").out,
+                 "--footprint 1KB: error: key 'footprint': expected a positive multiple of the 128-byte L2 line"));
   const Run zero = run_attnsim("micro --pattern stream-read --inflight 0");
   CHECK(zero.exit_code == 2);
   CHECK(contains(zero.out, "--inflight 0: error: key 'inflight': expected at least one outstanding line request per CU, got 0"));
