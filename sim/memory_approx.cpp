@@ -48,14 +48,11 @@ std::uint64_t fetched_units(std::uint32_t first, std::uint32_t offset, std::uint
 
 void MemoryPath::add_hbm_rows(std::uint64_t key, const GroupShape& shape, std::uint64_t hbm, std::uint64_t hbm_more) {
   const std::uint64_t row_bytes = 64 * std::uint64_t{shape.units_per_row};
-  // Local copies: the demand's stores cannot change them, so they stay in registers.
-  const Divisor interleave = interleave_, channels = hbm_channels_;
   const auto put = [&](std::uint64_t address, std::uint64_t in) {  // `in`: the units concerned
-    const auto ch = static_cast<std::uint32_t>(channels.mod(fold(interleave.div(address))));  // hbm_channel(address)
-    hbm_demand_.add(ch, 64 * (count_units(hbm & in) + count_units(hbm_more & in)));
+    hbm_demand_.add(hbm_channel(address), 64 * (count_units(hbm & in) + count_units(hbm_more & in)));
   };
   for_each_row(key, shape, hbm | hbm_more, [&](std::uint64_t row, std::uint64_t in_row, std::uint32_t) {
-    if (interleave.mod(row) + row_bytes <= interleave.value()) {
+    if (interleave_.mod(row) + row_bytes <= interleave_.value()) {
       put(row, in_row);
       return;
     }
