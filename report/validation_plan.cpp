@@ -2,13 +2,11 @@
 
 #include <cmath>
 
-#include <tbb/parallel_for.h>
-#include <tbb/task_arena.h>
-
 #include "arch/arch_locator.h"
 #include "arch/clock_model.h"
 #include "arch/config_error.h"
 #include "arch/spec_loader.h"
+#include "report/on_cores.h"
 
 namespace attnsim::report {
 
@@ -55,20 +53,12 @@ std::size_t ValidationPlan::add(const PointSpec& spec) {
 void ValidationPlan::run(unsigned threads) {
   results_.assign(points_.size(), nlohmann::json());
   errors_.assign(points_.size(), nullptr);
-  tbb::task_arena arena(threads ? static_cast<int>(threads) : tbb::task_arena::automatic);
-  arena.execute([&] {
-    tbb::parallel_for(
-        tbb::blocked_range<std::size_t>(0, points_.size(), 1),
-        [&](const tbb::blocked_range<std::size_t>& range) {
-          for (std::size_t i = range.begin(); i != range.end(); ++i) {
-            try {
-              results_[i] = simulate_point(points_[i]);
-            } catch (...) {
-              errors_[i] = std::current_exception();
-            }
-          }
-        },
-        tbb::simple_partitioner());
+  for_each_on_cores(points_.size(), threads, [&](std::size_t i) {
+    try {
+      results_[i] = simulate_point(points_[i]);
+    } catch (...) {
+      errors_[i] = std::current_exception();
+    }
   });
   // Simulated one by one, the cases would meet their errors in this order.
   for (std::size_t n = 0; n < cases_.size(); ++n) {

@@ -2,12 +2,8 @@
 
 #include <set>
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-#include <tbb/partitioner.h>
-#include <tbb/task_arena.h>
-
 #include "arch/config_error.h"
+#include "report/on_cores.h"
 #include "sweep/progress.h"
 
 namespace attnsim::sweep {
@@ -105,20 +101,12 @@ SweepSummary run_plan(const SweepPlan& plan, const ResultStore& store, const Swe
   std::optional<Progress> progress;
   if (o.log) progress.emplace(*o.log, plan.todo.size(), o.tty);
   std::vector<char> failed(plan.todo.size(), 0);
-  tbb::task_arena arena(o.threads ? static_cast<int>(o.threads) : tbb::task_arena::automatic);
-  arena.execute([&] {
-    tbb::parallel_for(
-        tbb::blocked_range<std::size_t>(0, plan.todo.size(), 1),
-        [&](const tbb::blocked_range<std::size_t>& range) {
-          for (std::size_t t = range.begin(); t != range.end(); ++t) {
-            const std::size_t i = plan.todo[t];
-            const PointRecord r = run_point(plan.points[i], plan.expand_errors[i]);
-            failed[t] = r["status"] != "ok";
-            store.save(r);
-            if (progress) progress->done(failed[t]);
-          }
-        },
-        tbb::simple_partitioner());
+  report::for_each_on_cores(plan.todo.size(), o.threads, [&](std::size_t t) {
+    const std::size_t i = plan.todo[t];
+    const PointRecord r = run_point(plan.points[i], plan.expand_errors[i]);
+    failed[t] = r["status"] != "ok";
+    store.save(r);
+    if (progress) progress->done(failed[t]);
   });
   if (progress) progress->finish();
   SweepSummary s = plan.summary;
