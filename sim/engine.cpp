@@ -287,6 +287,7 @@ class KernelRun {
       s.ring.assign(shape_.ring, -1);
     }
     next_of_xcd_.assign(xcds_, 0);
+    xcd_tile_ops_.assign(xcds_, 0);
     next_id_ = 0;
     per_xcd_.assign(xcds_, TrafficCounters{});
     result_ = &r;
@@ -468,7 +469,7 @@ class KernelRun {
       std::uint64_t ops = 0;
       for (std::uint64_t n = 0; n < skip[x]; ++n) ops += kp.tile_ops(workgroup_of(x, next_of_xcd_[x] + n));
       next_of_xcd_[x] += skip[x];
-      fast_forward_.skipped(skip[x], ops);
+      fast_forward_.skipped(x, skip[x], ops);
     }
   }
 
@@ -493,6 +494,7 @@ class KernelRun {
     k.clock_integral = clock_time_ + engine_.hz() * static_cast<double>(now - control_start_);
     k.clock_updates = result_->clock_updates;
     k.dispatched = next_of_xcd_;
+    k.xcd_tile_ops = xcd_tile_ops_;
     return k;
   }
 
@@ -741,11 +743,15 @@ class KernelRun {
           if (g != l) wake(slot, g, finish.time);  // nothing of theirs issues before the release
         }
         result_->tile_ops += op.count;
+        xcd_tile_ops_[s.xcd] += op.count;
         record(slot, s, op, l, finish, now);
         continue;
       }
       const Finish finish = l < kFirstGroupLane ? issue_memory(s, l, op, now) : issue_compute(s, op, l, waited_on, now);
-      if (l <= kFirstGroupLane) result_->tile_ops += op.count;  // a memory op, or a compute op of every group
+      if (l <= kFirstGroupLane) {  // a memory op, or a compute op of every group
+        result_->tile_ops += op.count;
+        xcd_tile_ops_[s.xcd] += op.count;
+      }
       lane.has_pending = false;
       record(slot, s, op, l, finish, now);
     }
@@ -942,6 +948,7 @@ class KernelRun {
   std::vector<std::uint32_t> free_;
   std::vector<std::vector<std::uint32_t>> awaiting_;  // per CU: persistent workgroups that handed off, no successor yet
   std::vector<std::uint64_t> next_of_xcd_;  // workgroups each XCD started (and fast-forward skipped)
+  std::vector<std::uint64_t> xcd_tile_ops_;  // tile operations each XCD ran (fast-forward's critical XCD)
   std::uint64_t next_id_ = 0;               // round_robin_blocking: the next id the dispatcher hands out
   std::vector<TrafficCounters> per_xcd_;
   std::vector<LineRequest> lines_;  // the memory operation being issued (no allocation once grown)

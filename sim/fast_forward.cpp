@@ -57,11 +57,43 @@ bool FastForward::after_dispatch(const DispatchProgress& p) {
   return false;
 }
 
+std::uint64_t FastForward::kept(std::uint64_t windows_after) const {
+  return windows_after * (kFastForwardRewarmRounds * xcd_slots_ + (max_window_ + xcds_ - 1) / xcds_) +
+         kFastForwardTailRounds * xcd_slots_;
+}
+
+std::uint64_t FastForward::nearest_periods(std::uint64_t workgroups, std::uint64_t limit) const {
+  const std::uint64_t down = workgroups / xcd_period_ * xcd_period_;
+  const std::uint64_t up = down + xcd_period_;
+  return workgroups - down > up - workgroups && up <= limit ? up : down;
+}
+
+std::uint32_t FastForward::skip_periods(std::vector<std::uint64_t>& skip, const std::vector<std::uint64_t>& remaining,
+                                        const std::vector<std::uint64_t>& in_window, std::uint64_t window,
+                                        std::uint64_t rounds, std::uint64_t windows_after) const {
+  std::uint32_t critical = 0;
+  for (std::uint32_t x = 1; x < in_window.size(); ++x) {
+    if (in_window[x] > 0 && (in_window[critical] == 0 || in_window[x] < in_window[critical])) critical = x;
+  }
+  if (in_window[critical] == 0) return critical;  // nothing started in the window: nothing to skip
+  // The critical XCD: the nearest whole number of periods to `rounds` of the window's time. The
+  // others: the nearest whole number of periods in the time that takes the critical one, at their
+  // own rates (rounding down would drop a whole period from an XCD a workgroup short of it in the
+  // window, leaving it a period behind the others at the kernel's end).
+  const std::uint64_t keep = kept(windows_after);
+  skip[critical] = nearest_periods((in_window[critical] * rounds * slots_ + window / 2) / window, remaining[critical] - keep);
+  for (std::uint32_t x = 0; x < in_window.size(); ++x) {
+    if (x == critical || in_window[x] == 0) continue;
+    const std::uint64_t same_time = (in_window[x] * skip[critical] + in_window[critical] / 2) / in_window[critical];
+    skip[x] = nearest_periods(same_time, remaining[x] - keep);
+  }
+  return critical;
+}
+
 std::uint64_t FastForward::rounds_to_skip(const std::vector<std::uint64_t>& remaining,
                                           const std::vector<std::uint64_t>& in_window, std::uint64_t window,
                                           std::uint64_t windows_after) const {
-  const std::uint64_t keep = windows_after * (kFastForwardRewarmRounds * xcd_slots_ + (max_window_ + xcds_ - 1) / xcds_) +
-                             kFastForwardTailRounds * xcd_slots_;
+  const std::uint64_t keep = kept(windows_after);
   std::uint64_t rounds = std::numeric_limits<std::uint64_t>::max();
   for (std::size_t x = 0; x < remaining.size(); ++x) {
     if (remaining[x] < keep) return 0;
@@ -92,28 +124,34 @@ std::vector<std::uint64_t> FastForward::boundary(const KernelSnapshot& now, cons
   const std::uint64_t window = last_.dispatched - mark_;  // all XCDs' dispatches in the window
   // Share what can be skipped evenly among the skips left, keeping a window after each; fewer
   // skips where the grid is too short for all of them.
-  std::uint64_t rounds = 0;
-  for (std::uint64_t n = skips_left; n > 0 && rounds < kFastForwardMinSkippedRounds; --n) {
-    rounds = rounds_to_skip(remaining, in_window, window, n) / n;
+  std::uint64_t rounds = 0, windows_after = skips_left;
+  for (; windows_after > 0; --windows_after) {
+    rounds = rounds_to_skip(remaining, in_window, window, windows_after) / windows_after;
+    if (rounds >= kFastForwardMinSkippedRounds) break;
   }
   if (rounds < kFastForwardMinSkippedRounds) return skip;
-  for (std::size_t x = 0; x < remaining.size(); ++x) {
-    skip[x] = (in_window[x] * rounds * slots_ + window / 2) / window;
-    // Workgroups of unequal work: skip whole periods of the XCD's sequence, so that the workgroups
-    // it resumes with follow those it still runs as they would. Equal ones run in lockstep rounds,
-    // whose phase sets the tail: they keep whole rounds.
-    if (xcd_period_ > 0) skip[x] = skip[x] / xcd_period_ * xcd_period_;
+  // Workgroups of unequal work skip whole periods of each XCD's sequence, so that the workgroups it
+  // resumes with follow those it still runs as they would; equal ones run in lockstep rounds, whose
+  // phase sets the tail: they keep whole rounds.
+  Skip planned{windows_.size() - 1, 0, 0};
+  if (xcd_period_ > 0) {
+    planned.critical = skip_periods(skip, remaining, in_window, window, rounds, windows_after);
+    planned.timed_by_critical = skip[planned.critical] > 0;
+  } else {
+    for (std::size_t x = 0; x < remaining.size(); ++x) skip[x] = (in_window[x] * rounds * slots_ + window / 2) / window;
   }
-  skips_.push_back(Skip{windows_.size() - 1, 0, 0});
+  skips_.push_back(planned);
   state_ = State::rewarm;
   mark_ = last_.dispatched;
   return skip;
 }
 
-void FastForward::skipped(std::uint64_t workgroups, std::uint64_t tile_ops) {
+void FastForward::skipped(std::uint32_t xcd, std::uint64_t workgroups, std::uint64_t tile_ops) {
   if (skips_.empty()) throw std::logic_error("fast-forward: workgroups skipped outside a skip");
-  skips_.back().workgroups += workgroups;
-  skips_.back().tile_ops += tile_ops;
+  Skip& s = skips_.back();
+  s.workgroups += workgroups;
+  s.tile_ops += tile_ops;
+  if (xcd == s.critical) s.critical_ops += tile_ops;
 }
 
 namespace {
@@ -166,6 +204,31 @@ Tick add_window(KernelResult& r, const KernelSnapshot& open, const KernelSnapsho
 
 }  // namespace
 
+void FastForward::retime_by_critical(KernelResult& r, const Skip& s, std::uint32_t simds, double& clock_integral,
+                                     Tick by_ops) const {
+  const Window& before = windows_.at(s.before);
+  const bool after_closed = s.before + 1 < windows_.size() && windows_[s.before + 1].closed;
+  const Window& after = after_closed ? windows_[s.before + 1] : before;
+  const std::uint32_t c = s.critical;
+  std::uint64_t ops = s.critical_ops;
+  if (s.before + 1 < windows_.size()) ops += windows_[s.before + 1].open.xcd_tile_ops.at(c) - before.close.xcd_tile_ops.at(c);
+  double time = 0, clock = 0;
+  for (const Window* w : {&before, &after}) {
+    const std::uint64_t window_ops = w->close.xcd_tile_ops.at(c) - w->open.xcd_tile_ops.at(c);
+    const Tick span = w->close.time - w->open.time;
+    if (window_ops == 0 || span <= 0) throw std::logic_error("fast-forward: the critical XCD ran nothing in a window");
+    time += static_cast<double>(ops) * static_cast<double>(span) / static_cast<double>(window_ops) / 2.0;
+    clock += (w->close.clock_integral - w->open.clock_integral) / static_cast<double>(span) / 2.0;
+  }
+  // The counts stay those of the skipped operations; the other XCDs idle (tail) or finish sooner.
+  const Tick correction = static_cast<Tick>(std::llround(time)) - by_ops;
+  r.end += correction;
+  r.last_retire += correction;
+  r.fast_forward.extrapolated += correction;
+  r.breakdown.tail += static_cast<Tick>(simds) * correction;
+  clock_integral += static_cast<double>(correction) * clock;
+}
+
 void FastForward::extrapolate(KernelResult& r, std::uint32_t simds, double& clock_integral) const {
   for (const Skip& s : skips_) {
     const Window& before = windows_.at(s.before);
@@ -180,12 +243,15 @@ void FastForward::extrapolate(KernelResult& r, std::uint32_t simds, double& cloc
       r.fast_forward.extrapolated += add_window(r, before.close, rewarmed, -1.0, simds, clock_integral);
     }
     // The skip's tile operations at the mean of the two windows' rates per tile operation.
+    Tick by_ops = 0;
     for (const Window* w : {&before, &after}) {
       const std::uint64_t window_ops = w->close.tile_ops - w->open.tile_ops;
       if (window_ops == 0) throw std::logic_error("fast-forward: a window ran no tile operations");
       const double scale = static_cast<double>(ops) / (2.0 * static_cast<double>(window_ops));
-      r.fast_forward.extrapolated += add_window(r, w->open, w->close, scale, simds, clock_integral);
+      by_ops += add_window(r, w->open, w->close, scale, simds, clock_integral);
     }
+    r.fast_forward.extrapolated += by_ops;
+    if (s.timed_by_critical) retime_by_critical(r, s, simds, clock_integral, by_ops);
     r.tile_ops += s.tile_ops;
     r.fast_forward.skipped_workgroups += s.workgroups;
   }

@@ -47,7 +47,8 @@ struct KernelSnapshot {
   TimeBreakdown breakdown;               // SIMD time from the kernel's start to `time`
   double clock_integral = 0;             // the engine clock integrated over time (Hz x ps)
   std::uint32_t clock_updates = 0;
-  std::vector<std::uint64_t> dispatched;  // per XCD, skipped workgroups included
+  std::vector<std::uint64_t> dispatched;    // per XCD, skipped workgroups included
+  std::vector<std::uint64_t> xcd_tile_ops;  // per XCD, the simulated ones
 };
 
 // What the engine tells fast-forward after each dispatch: the kernel's progress so far.
@@ -82,7 +83,7 @@ class FastForward {
   // yet: how many workgroups each XCD skips now (all 0: none). The engine then reports the skipped
   // workgroups and their tile operations with skipped().
   std::vector<std::uint64_t> boundary(const KernelSnapshot& now, const std::vector<std::uint64_t>& remaining);
-  void skipped(std::uint64_t workgroups, std::uint64_t tile_ops);
+  void skipped(std::uint32_t xcd, std::uint64_t workgroups, std::uint64_t tile_ops);
   // At the kernel's end: adds every skip to `r` (its end and last retirement move later, its counts
   // grow, its tile operations by exactly the skipped ones, its breakdown keeps summing to `simds`
   // times its span) and the clock's integral over the skips to `clock_integral`.
@@ -94,6 +95,13 @@ class FastForward {
   struct Skip {
     std::size_t before = 0;  // the window before it (index into windows_); the one after is before + 1
     std::uint64_t workgroups = 0, tile_ops = 0;
+    // Workgroups of unequal work: the XCD slowest through its sequence in the window (the last to
+    // finish), which skipped a whole number of its periods, and its skipped tile operations. The
+    // skip's time is that XCD's, at its own rate per tile operation in the windows; what the other
+    // XCDs' whole periods take more or less than that time is idle time at the kernel's end.
+    bool timed_by_critical = false;
+    std::uint32_t critical = 0;
+    std::uint64_t critical_ops = 0;
   };
   // A measured stretch: the kernel's snapshots where it opened and closed.
   struct Window {
@@ -103,6 +111,22 @@ class FastForward {
   // A round ended at `p`: true when its rate of tile operations (and, `with_fabric`, its L2-to-fabric
   // requests per tile operation) agrees with the round before's.
   bool round_agrees(const DispatchProgress& p, bool with_fabric);
+  // Workgroups each XCD keeps after a skip: the re-warm and window of each of `windows_after`
+  // windows still to come, and the tail.
+  std::uint64_t kept(std::uint64_t windows_after) const;
+  // `workgroups` rounded to the nearest whole number of the XCD's periods, down where up would
+  // exceed `limit`. Contract: xcd_period_ > 0.
+  std::uint64_t nearest_periods(std::uint64_t workgroups, std::uint64_t limit) const;
+  // Workgroups of unequal work: fills `skip` with whole periods of each XCD's sequence, as near the
+  // same time for every XCD as whole periods allow, set by the XCD slowest through its sequence in
+  // the window (the nearest whole periods to `rounds` of the window's time); returns that XCD.
+  std::uint32_t skip_periods(std::vector<std::uint64_t>& skip, const std::vector<std::uint64_t>& remaining,
+                             const std::vector<std::uint64_t>& in_window, std::uint64_t window, std::uint64_t rounds,
+                             std::uint64_t windows_after) const;
+  // A skip of workgroups of unequal work (its re-warm included) takes its critical XCD's time: moves
+  // the kernel's end from `by_ops` (added at the GPU's mean rate per tile operation) to it.
+  void retime_by_critical(KernelResult& r, const Skip& s, std::uint32_t simds, double& clock_integral,
+                          Tick by_ops) const;
   // Rounds of window time to skip now (`window`: all XCDs' dispatches in it, `in_window` each's),
   // leaving `windows_after` windows and the tail on every XCD.
   std::uint64_t rounds_to_skip(const std::vector<std::uint64_t>& remaining, const std::vector<std::uint64_t>& in_window,
