@@ -360,6 +360,35 @@ TEST_CASE("the shipped measurements parse into the cases they describe") {
   CHECK(cases[8].point.problem.causal);
 }
 
+TEST_CASE("the MI355X baselines of the HipKittens paper parse into the cases they describe") {
+  // HazyResearch/HipKittens@7bd6c82 analysis/attn/fwd/plot.py: CK and Triton forwards on MI355X,
+  // B = 16, d = 128, MHA (16 heads) and GQA (64:8), causal or not, N = 1024..16384: 2 x 2 x 2 x 5.
+  const auto cases = attnsim::report::read_measurements(std::string(ATTNSIM_SOURCE_DIR) +
+                                                        "/validation/measurements/mi355x_hipkittens_fwd.csv");
+  REQUIRE(cases.size() == 40);
+  std::size_t causal = 0, gqa = 0, ck = 0;
+  for (const auto& c : cases) {
+    CHECK(c.point.arch == "mi355x");
+    CHECK(c.point.direction == "fwd");
+    CHECK(c.metric == "tflops");
+    CHECK(c.point.problem.batch == 16);
+    CHECK(c.point.problem.head_dim_qk == 128);
+    causal += c.point.problem.causal ? 1 : 0;
+    gqa += c.point.problem.heads_q == 64 && c.point.problem.heads_kv == 8 ? 1 : 0;
+    ck += c.point.kernel == "ck" ? 1 : 0;
+  }
+  CHECK(causal == 20);
+  CHECK(gqa == 20);
+  CHECK(ck == 20);
+  CHECK(cases[0].point.kernel == "ck");
+  CHECK(cases[0].point.problem.heads_q == 16);
+  CHECK(cases[0].point.problem.seqlen_q == 1024);
+  CHECK(cases[0].measured == doctest::Approx(761));  // mi355x_mha_baselines_non_causal["ck"]["1024"]
+  CHECK(cases[39].point.kernel == "triton-amd");
+  CHECK(cases[39].point.problem.seqlen_q == 16384);
+  CHECK(cases[39].measured == doctest::Approx(848));  // mi355x_gqa_baselines_causal["triton"]["16384"]
+}
+
 TEST_CASE("the H200 suite's profiled rows are simulated as ncu ran them and its dQ atomics match the red sectors") {
   // Nsight Compute flushed and invalidated the caches before each kernel it profiled (its default
   // cache control, NCU-CACHE): the rows whose conditions name ncu are simulated with empty caches
