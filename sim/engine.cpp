@@ -268,6 +268,17 @@ class KernelRun {
     }
     fast_forward_ = FastForward(fast_forward, r.workgroups, slots, static_cast<std::uint64_t>(cus_per_xcd_) * per_cu_,
                                 caches, period, equal_work);
+    if (fast_forward_.active() && fast_forward_.xcd_period() > 0) {
+      // Each XCD's share of a period of its sequence, in tile operations (the grid repeats it).
+      std::vector<std::uint64_t> share(xcds_, 0);
+      for (std::uint32_t x = 0; x < xcds_; ++x) {
+        for (std::uint64_t n = 0; n < fast_forward_.xcd_period(); ++n) {
+          const std::uint64_t wg = workgroup_of(x, n);
+          if (wg < r.workgroups) share[x] += kp.tile_ops(wg);
+        }
+      }
+      fast_forward_.set_period_work(std::move(share));
+    }
     dispatched_ = 0;
     cus_.clear();
     cus_.reserve(static_cast<std::size_t>(xcds_) * cus_per_xcd_);

@@ -71,16 +71,24 @@ std::uint64_t FastForward::nearest_periods(std::uint64_t workgroups, std::uint64
 std::uint32_t FastForward::skip_periods(std::vector<std::uint64_t>& skip, const std::vector<std::uint64_t>& remaining,
                                         const std::vector<std::uint64_t>& in_window, std::uint64_t window,
                                         std::uint64_t rounds, std::uint64_t windows_after) const {
-  std::uint32_t critical = 0;
-  for (std::uint32_t x = 1; x < in_window.size(); ++x) {
-    if (in_window[x] > 0 && (in_window[critical] == 0 || in_window[x] < in_window[critical])) critical = x;
-  }
-  if (in_window[critical] == 0) return critical;  // nothing started in the window: nothing to skip
-  // The critical XCD: the nearest whole number of periods to `rounds` of the window's time. The
-  // others: the nearest whole number of periods in the time that takes the critical one, at their
-  // own rates (rounding down would drop a whole period from an XCD a workgroup short of it in the
-  // window, leaving it a period behind the others at the kernel's end).
   const std::uint64_t keep = kept(windows_after);
+  const auto heaviest = std::max_element(period_work_.begin(), period_work_.end());
+  if (period_work_.size() != remaining.size() || *heaviest == *std::min_element(period_work_.begin(), period_work_.end())) {
+    // Equal shares: every XCD skips the same whole periods, the nearest to `rounds` at the mean
+    // rate (an XCD's own count in a window depends on where the window cuts its period), so that
+    // they stay where they are against each other, and the GPU's rate times the skip.
+    std::uint64_t most = std::numeric_limits<std::uint64_t>::max();
+    for (std::uint64_t r : remaining) most = std::min(most, r - keep);
+    const std::uint64_t periods = nearest_periods(rounds * xcd_slots_, most);
+    std::fill(skip.begin(), skip.end(), periods);
+    return xcds_;
+  }
+  // Unequal shares: the heaviest XCD, the last to finish, skips the nearest whole periods to
+  // `rounds` of the window's time; every other XCD the nearest whole periods in that time at its
+  // own rate in the window (rounding down would drop a period from an XCD a workgroup short of one,
+  // leaving it a period behind the others at the kernel's end).
+  const auto critical = static_cast<std::uint32_t>(heaviest - period_work_.begin());
+  if (in_window[critical] == 0) return critical;  // nothing started in the window: nothing to skip
   skip[critical] = nearest_periods((in_window[critical] * rounds * slots_ + window / 2) / window, remaining[critical] - keep);
   for (std::uint32_t x = 0; x < in_window.size(); ++x) {
     if (x == critical || in_window[x] == 0) continue;
@@ -136,7 +144,7 @@ std::vector<std::uint64_t> FastForward::boundary(const KernelSnapshot& now, cons
   Skip planned{windows_.size() - 1, 0, 0};
   if (xcd_period_ > 0) {
     planned.critical = skip_periods(skip, remaining, in_window, window, rounds, windows_after);
-    planned.timed_by_critical = skip[planned.critical] > 0;
+    planned.timed_by_critical = planned.critical < xcds_ && skip[planned.critical] > 0;
   } else {
     for (std::size_t x = 0; x < remaining.size(); ++x) skip[x] = (in_window[x] * rounds * slots_ + window / 2) / window;
   }

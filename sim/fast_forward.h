@@ -75,6 +75,13 @@ class FastForward {
   // then run in lockstep rounds); `enabled` false (or a grid too small to skip anything) plans nothing.
   FastForward(bool enabled, std::uint64_t workgroups, std::uint64_t slots, std::uint64_t xcd_slots,
               std::uint64_t warm_bytes, std::uint64_t period, bool equal_work);
+  // Workgroups of unequal work: each XCD's sequence repeats every xcd_period() workgroups (0: the
+  // workgroups are equal, or the period is longer than a window).
+  std::uint64_t xcd_period() const { return xcd_period_; }
+  // Each XCD's tile operations over one period of its sequence. Contract: xcd_period() > 0, one
+  // entry per XCD; XCDs whose shares are equal skip the same whole periods, unequal ones as near
+  // the same time as whole periods allow (the heaviest, the last to finish, times the skip).
+  void set_period_work(std::vector<std::uint64_t> work) { period_work_ = std::move(work); }
   // Whether a window may still open or close (false: nothing more to do for this kernel).
   bool active() const { return state_ != State::done; }
   // After a dispatch: true when a window opens or closes now; the engine then calls boundary().
@@ -95,10 +102,10 @@ class FastForward {
   struct Skip {
     std::size_t before = 0;  // the window before it (index into windows_); the one after is before + 1
     std::uint64_t workgroups = 0, tile_ops = 0;
-    // Workgroups of unequal work: the XCD slowest through its sequence in the window (the last to
-    // finish), which skipped a whole number of its periods, and its skipped tile operations. The
-    // skip's time is that XCD's, at its own rate per tile operation in the windows; what the other
-    // XCDs' whole periods take more or less than that time is idle time at the kernel's end.
+    // XCDs of unequal shares: the one with the heaviest period (the last to finish), which skipped
+    // a whole number of its periods, and its skipped tile operations. The skip's time is that
+    // XCD's, at its own rate per tile operation in the windows; what the other XCDs' whole periods
+    // take more or less than that time is idle time at the kernel's end.
     bool timed_by_critical = false;
     std::uint32_t critical = 0;
     std::uint64_t critical_ops = 0;
@@ -117,9 +124,10 @@ class FastForward {
   // `workgroups` rounded to the nearest whole number of the XCD's periods, down where up would
   // exceed `limit`. Contract: xcd_period_ > 0.
   std::uint64_t nearest_periods(std::uint64_t workgroups, std::uint64_t limit) const;
-  // Workgroups of unequal work: fills `skip` with whole periods of each XCD's sequence, as near the
-  // same time for every XCD as whole periods allow, set by the XCD slowest through its sequence in
-  // the window (the nearest whole periods to `rounds` of the window's time); returns that XCD.
+  // Workgroups of unequal work: fills `skip` with whole periods of each XCD's sequence, `rounds`
+  // of the window's time as near as whole periods allow: the same periods on every XCD where their
+  // shares are equal; else the nearest whole periods in the time the heaviest XCD's take, at each
+  // XCD's rate in the window. Returns the heaviest XCD, or xcds_ where the shares are equal.
   std::uint32_t skip_periods(std::vector<std::uint64_t>& skip, const std::vector<std::uint64_t>& remaining,
                              const std::vector<std::uint64_t>& in_window, std::uint64_t window, std::uint64_t rounds,
                              std::uint64_t windows_after) const;
@@ -143,6 +151,7 @@ class FastForward {
   bool have_last_round_ = false;
   std::vector<Window> windows_;
   std::vector<Skip> skips_;
+  std::vector<std::uint64_t> period_work_;  // each XCD's tile operations per period (set_period_work)
 };
 
 }  // namespace attnsim::sim

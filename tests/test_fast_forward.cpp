@@ -158,18 +158,11 @@ TEST_CASE("fast-forward skips whole periods of each XCD's sequence when workgrou
   CHECK(d.result.tile_ops == kRounds * K);
 }
 
-TEST_CASE("fast-forward skips as many periods on an XCD one workgroup short of the others in the window") {
-  // 2 XCDs of 64 slots, a period of 2 rounds (128 workgroups per XCD), workgroups of unequal work.
-  // The window (rounds 3-4) sees XCD 0 start 127 workgroups and XCD 1 129 (run-to-run jitter), with
-  // 2305 and 2303 left. Each keeps 2 x (2 x 64 + 128) + 2 x 64 = 640; XCD 1 can skip (2303 - 640) x
-  // 256 / (129 x 128) = 25 rounds of the window's time, 12 now (half, a window after each skip).
-  // XCD 0, the slower through its sequence, sets the time: 127 x 12 x 128 / 256 = 762 workgroups,
-  // the nearest whole periods 768; XCD 1 starts 129 x 768 / 127 = 780 in that time: 768 too.
-  // Rounding each XCD's share down to whole periods (XCD 0: 640) left XCD 0 a period behind the
-  // others, a tail the extrapolation at the mean rate did not take back: +4.0 % in time on an
-  // MI355X causal Triton forward at B = 16, Hq = 64, N = 1024 (session 33).
+TEST_CASE("fast-forward skips the same periods on XCDs of equal shares and the same time on unequal ones") {
+  // 2 XCDs of 64 slots, a period of 2 rounds (128 workgroups per XCD), workgroups of unequal work;
+  // the warm-up's second round agrees with its first (a window opens at 256 dispatches), the window
+  // spans the grid's period (it closes at 512). Each XCD keeps 2 x (2 x 64 + 128) + 2 x 64 = 640.
   constexpr std::uint64_t kXcdSlots64 = 64, kSlots128 = 2 * kXcdSlots64;
-  FastForward ff(true, 40 * kSlots128, kSlots128, kXcdSlots64, 0, 2 * kSlots128, false);
   const auto progress = [](std::uint64_t dispatched) {
     DispatchProgress p;
     p.dispatched = dispatched;
@@ -186,12 +179,30 @@ TEST_CASE("fast-forward skips as many periods on an XCD one workgroup short of t
     k.time = static_cast<sim::Tick>((xcd0 + xcd1) * 100);
     return k;
   };
-  CHECK_FALSE(ff.after_dispatch(progress(128)));
-  REQUIRE(ff.after_dispatch(progress(256)));  // the warm-up's second round agrees with its first
-  CHECK(ff.boundary(snapshot(128, 128), {2432, 2432}) == std::vector<std::uint64_t>{0, 0});
-  CHECK_FALSE(ff.after_dispatch(progress(384)));
-  REQUIRE(ff.after_dispatch(progress(512)));  // the window spans the grid's period
-  CHECK(ff.boundary(snapshot(255, 257), {2305, 2303}) == std::vector<std::uint64_t>{768, 768});
+  // The skip at the window's close, each XCD having started `in0` and `in1` workgroups in it.
+  const auto skip_at_close = [&](std::vector<std::uint64_t> shares, std::uint64_t in0, std::uint64_t in1) {
+    FastForward ff(true, 40 * kSlots128, kSlots128, kXcdSlots64, 0, 2 * kSlots128, false);
+    REQUIRE(ff.xcd_period() == 128);
+    ff.set_period_work(std::move(shares));
+    CHECK_FALSE(ff.after_dispatch(progress(128)));
+    REQUIRE(ff.after_dispatch(progress(256)));
+    CHECK(ff.boundary(snapshot(128, 128), {2432, 2432}) == std::vector<std::uint64_t>{0, 0});
+    CHECK_FALSE(ff.after_dispatch(progress(384)));
+    REQUIRE(ff.after_dispatch(progress(512)));
+    return ff.boundary(snapshot(128 + in0, 128 + in1), {2432 - in0, 2432 - in1});
+  };
+  // Equal shares, XCD 0 one workgroup short of the mean in the window and XCD 1 one over (where the
+  // window cut their periods): XCD 0 may skip (2305 - 640) x 256 / (127 x 128) = 26 rounds of the
+  // window's time, XCD 1 25; 12 now (half: a window after each skip), 12 x 64 = 768 workgroups at
+  // the mean rate, 6 whole periods on both. Rounding each XCD's own share down to whole periods
+  // (XCD 0: 127 x 1536 / 256 = 762, 640) left XCD 0 a period behind: +4.0 % in time on an MI355X
+  // causal Triton forward at B = 16, Hq = 64, N = 1024 (session 33).
+  CHECK(skip_at_close({1280, 1280}, 127, 129) == std::vector<std::uint64_t>{768, 768});
+  // Unequal shares, XCD 1's period twice XCD 0's work: 171 and 85 started in the window, 2261 and
+  // 2347 left; XCD 0 may skip (2261 - 640) x 256 / (171 x 128) = 18 rounds, 9 now. XCD 1, the
+  // heaviest, sets the time: 85 x 9 x 128 / 256 = 383 workgroups, the nearest whole periods 384;
+  // XCD 0 starts 171 x 384 / 85 = 773 in that time: 768, 6 periods to XCD 1's 3.
+  CHECK(skip_at_close({1000, 2000}, 171, 85) == std::vector<std::uint64_t>{768, 384});
 }
 
 TEST_CASE("fast-forward leaves a grid too short to skip and a disabled one untouched") {
@@ -299,8 +310,8 @@ TEST_CASE("fast-forward keeps the time of causal grids whose XCDs run unequal sh
   // causal forward gives every XCD the same share, with a period of two rounds: an XCD a workgroup
   // short of the skip's whole periods in the window dropped one (+4.5 % in time before session
   // 33). CK's blocks-first causal forward gives XCD 7 2.4 times XCD 0's work at N = 2048: its skip's
-  // time is the slowest XCD's, not the GPU's mean rate (+3.0 % before). Approximate tags both ways
-  // (measured: -0.20 % and -0.36 %).
+  // time is the heaviest XCD's, not the GPU's mean rate (+3.0 % before). Approximate tags both ways
+  // (measured: +0.13 % and +0.65 %).
   const report::PointSpec cases[] = {
       point("mi355x", "triton-amd", "fwd", 16, 64, 8, 2048, true),
       point("mi355x", "ck", "fwd", 16, 64, 8, 2048, true),
