@@ -65,7 +65,8 @@ std::uint64_t FastForward::kept(std::uint64_t windows_after) const {
 std::uint64_t FastForward::nearest_periods(std::uint64_t workgroups, std::uint64_t limit) const {
   const std::uint64_t down = workgroups / xcd_period_ * xcd_period_;
   const std::uint64_t up = down + xcd_period_;
-  return workgroups - down > up - workgroups && up <= limit ? up : down;
+  const std::uint64_t nearest = workgroups - down > up - workgroups ? up : down;
+  return std::min(nearest, limit / xcd_period_ * xcd_period_);
 }
 
 std::uint32_t FastForward::skip_periods(std::vector<std::uint64_t>& skip, const std::vector<std::uint64_t>& remaining,

@@ -121,8 +121,8 @@ class FastForward {
   // Workgroups each XCD keeps after a skip: the re-warm and window of each of `windows_after`
   // windows still to come, and the tail.
   std::uint64_t kept(std::uint64_t windows_after) const;
-  // `workgroups` rounded to the nearest whole number of the XCD's periods, down where up would
-  // exceed `limit`. Contract: xcd_period_ > 0.
+  // `workgroups` rounded to the nearest whole number of the XCD's periods, at most the whole
+  // periods in `limit`. Contract: xcd_period_ > 0.
   std::uint64_t nearest_periods(std::uint64_t workgroups, std::uint64_t limit) const;
   // Workgroups of unequal work: fills `skip` with whole periods of each XCD's sequence, `rounds`
   // of the window's time as near as whole periods allow: the same periods on every XCD where their
