@@ -213,14 +213,12 @@ Tick add_window(KernelResult& r, const KernelSnapshot& open, const KernelSnapsho
 
 }  // namespace
 
-void FastForward::retime_by_critical(KernelResult& r, const Skip& s, std::uint32_t simds, double& clock_integral,
+void FastForward::retime_by_critical(KernelResult& r, const Skip& s, const Window& before, const Window& after,
+                                     const KernelSnapshot* rewarmed, std::uint32_t simds, double& clock_integral,
                                      Tick by_ops) const {
-  const Window& before = windows_.at(s.before);
-  const bool after_closed = s.before + 1 < windows_.size() && windows_[s.before + 1].closed;
-  const Window& after = after_closed ? windows_[s.before + 1] : before;
   const std::uint32_t c = s.critical;
   std::uint64_t ops = s.critical_ops;
-  if (s.before + 1 < windows_.size()) ops += windows_[s.before + 1].open.xcd_tile_ops.at(c) - before.close.xcd_tile_ops.at(c);
+  if (rewarmed) ops += rewarmed->xcd_tile_ops.at(c) - before.close.xcd_tile_ops.at(c);
   double time = 0, clock = 0;
   for (const Window* w : {&before, &after}) {
     const std::uint64_t window_ops = w->close.xcd_tile_ops.at(c) - w->open.xcd_tile_ops.at(c);
@@ -245,11 +243,11 @@ void FastForward::extrapolate(KernelResult& r, std::uint32_t simds, double& cloc
     // left in the caches is fetched again): it is replaced, like the skip, by the windows' rate.
     const bool after_closed = s.before + 1 < windows_.size() && windows_[s.before + 1].closed;
     const Window& after = after_closed ? windows_[s.before + 1] : before;
+    const KernelSnapshot* rewarmed = s.before + 1 < windows_.size() ? &windows_[s.before + 1].open : nullptr;
     std::uint64_t ops = s.tile_ops;
-    if (s.before + 1 < windows_.size()) {
-      const KernelSnapshot& rewarmed = windows_[s.before + 1].open;
-      ops += rewarmed.tile_ops - before.close.tile_ops;
-      r.fast_forward.extrapolated += add_window(r, before.close, rewarmed, -1.0, simds, clock_integral);
+    if (rewarmed) {
+      ops += rewarmed->tile_ops - before.close.tile_ops;
+      r.fast_forward.extrapolated += add_window(r, before.close, *rewarmed, -1.0, simds, clock_integral);
     }
     // The skip's tile operations at the mean of the two windows' rates per tile operation.
     Tick by_ops = 0;
@@ -260,7 +258,7 @@ void FastForward::extrapolate(KernelResult& r, std::uint32_t simds, double& cloc
       by_ops += add_window(r, w->open, w->close, scale, simds, clock_integral);
     }
     r.fast_forward.extrapolated += by_ops;
-    if (s.timed_by_critical) retime_by_critical(r, s, simds, clock_integral, by_ops);
+    if (s.timed_by_critical) retime_by_critical(r, s, before, after, rewarmed, simds, clock_integral, by_ops);
     r.tile_ops += s.tile_ops;
     r.fast_forward.skipped_workgroups += s.workgroups;
   }

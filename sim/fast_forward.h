@@ -131,9 +131,11 @@ class FastForward {
   std::uint32_t skip_periods(std::vector<std::uint64_t>& skip, const std::vector<std::uint64_t>& remaining,
                              const std::vector<std::uint64_t>& in_window, std::uint64_t window, std::uint64_t rounds,
                              std::uint64_t windows_after) const;
-  // A skip of workgroups of unequal work (its re-warm included) takes its critical XCD's time: moves
-  // the kernel's end from `by_ops` (added at the GPU's mean rate per tile operation) to it.
-  void retime_by_critical(KernelResult& r, const Skip& s, std::uint32_t simds, double& clock_integral,
+  // A skip of XCDs of unequal shares (with its re-warm up to `rewarmed`, the next window's opening,
+  // if any) takes its critical XCD's time at that XCD's rate in `before` and `after`: moves the
+  // kernel's end from `by_ops` (added at the GPU's mean rate per tile operation) to it.
+  void retime_by_critical(KernelResult& r, const Skip& s, const Window& before, const Window& after,
+                          const KernelSnapshot* rewarmed, std::uint32_t simds, double& clock_integral,
                           Tick by_ops) const;
   // Rounds of window time to skip now (`window`: all XCDs' dispatches in it, `in_window` each's),
   // leaving `windows_after` windows and the tail on every XCD.
