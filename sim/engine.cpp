@@ -271,12 +271,7 @@ class KernelRun {
     if (fast_forward_.active() && fast_forward_.xcd_period() > 0) {
       // Each XCD's share of a period of its sequence, in tile operations (the grid repeats it).
       std::vector<std::uint64_t> share(xcds_, 0);
-      for (std::uint32_t x = 0; x < xcds_; ++x) {
-        for (std::uint64_t n = 0; n < fast_forward_.xcd_period(); ++n) {
-          const std::uint64_t wg = workgroup_of(x, n);
-          if (wg < r.workgroups) share[x] += kp.tile_ops(wg);
-        }
-      }
+      for (std::uint32_t x = 0; x < xcds_; ++x) share[x] = sequence_ops(kp, x, 0, fast_forward_.xcd_period());
       fast_forward_.set_period_work(std::move(share));
     }
     dispatched_ = 0;
@@ -361,6 +356,17 @@ class KernelRun {
   // The workgroup id XCD `x` starts n-th: ids go to XCDs round-robin from dispatch.first_xcd.
   std::uint64_t workgroup_of(std::uint32_t x, std::uint64_t n) const {
     return (x + xcds_ - gpu_.dispatch.first_xcd % xcds_) % xcds_ + n * xcds_;
+  }
+
+  // The tile operations of the `count` workgroups XCD `x` starts from its `first`-th on (ids past
+  // the grid's end count none).
+  std::uint64_t sequence_ops(const KernelProgram& kp, std::uint32_t x, std::uint64_t first, std::uint64_t count) const {
+    std::uint64_t ops = 0;
+    for (std::uint64_t n = first; n < first + count; ++n) {
+      const std::uint64_t wg = workgroup_of(x, n);
+      if (wg < kp.workgroups()) ops += kp.tile_ops(wg);
+    }
+    return ops;
   }
 
   // The XCD workgroup id `wg` goes to (the inverse of workgroup_of).
@@ -477,8 +483,7 @@ class KernelRun {
     }
     for (std::uint32_t x = 0; x < xcds_; ++x) {
       if (skip[x] == 0) continue;
-      std::uint64_t ops = 0;
-      for (std::uint64_t n = 0; n < skip[x]; ++n) ops += kp.tile_ops(workgroup_of(x, next_of_xcd_[x] + n));
+      const std::uint64_t ops = sequence_ops(kp, x, next_of_xcd_[x], skip[x]);
       next_of_xcd_[x] += skip[x];
       fast_forward_.skipped(x, skip[x], ops);
     }
