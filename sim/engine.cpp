@@ -268,12 +268,7 @@ class KernelRun {
     }
     fast_forward_ = FastForward(fast_forward, r.workgroups, slots, static_cast<std::uint64_t>(cus_per_xcd_) * per_cu_,
                                 caches, period, equal_work);
-    if (fast_forward_.active() && fast_forward_.xcd_period() > 0) {
-      // Each XCD's share of a period of its sequence, in tile operations (the grid repeats it).
-      std::vector<std::uint64_t> share(xcds_, 0);
-      for (std::uint32_t x = 0; x < xcds_; ++x) share[x] = sequence_ops(kp, x, 0, fast_forward_.xcd_period());
-      fast_forward_.set_period_work(std::move(share));
-    }
+    fast_forward_.set_sequence([this](std::uint32_t x, std::uint64_t n) { return sequence_ops(*shape_.kp, x, n, 1); });
     dispatched_ = 0;
     cus_.clear();
     cus_.reserve(static_cast<std::size_t>(xcds_) * cus_per_xcd_);
@@ -464,6 +459,7 @@ class KernelRun {
     for (const TrafficCounters& c : per_xcd_) {
       p.requested_bytes += c.requested_read_bytes + c.requested_write_bytes + c.atomic_bytes;
       p.fabric_requests += c.ea_rdreq;
+      p.memory_read_bytes += c.hbm_read_bytes;
     }
     if (!fast_forward_.after_dispatch(p)) return;
     const KernelProgram& kp = *shape_.kp;
@@ -485,7 +481,7 @@ class KernelRun {
       if (skip[x] == 0) continue;
       const std::uint64_t ops = sequence_ops(kp, x, next_of_xcd_[x], skip[x]);
       next_of_xcd_[x] += skip[x];
-      fast_forward_.skipped(x, skip[x], ops);
+      fast_forward_.skipped(skip[x], ops);
     }
   }
 
@@ -964,7 +960,7 @@ class KernelRun {
   std::vector<std::uint32_t> free_;
   std::vector<std::vector<std::uint32_t>> awaiting_;  // per CU: persistent workgroups that handed off, no successor yet
   std::vector<std::uint64_t> next_of_xcd_;  // workgroups each XCD started (and fast-forward skipped)
-  std::vector<std::uint64_t> xcd_tile_ops_;  // tile operations each XCD ran (fast-forward's critical XCD)
+  std::vector<std::uint64_t> xcd_tile_ops_;  // tile operations each XCD ran (fast-forward's rates per XCD)
   std::uint64_t next_id_ = 0;               // round_robin_blocking: the next id the dispatcher hands out
   std::vector<TrafficCounters> per_xcd_;
   std::vector<LineRequest> lines_;  // the memory operation being issued (no allocation once grown)

@@ -12,26 +12,45 @@ FastForward::FastForward(bool enabled, std::uint64_t workgroups, std::uint64_t s
                          std::uint64_t warm_bytes, std::uint64_t period, bool equal_work)
     : slots_(std::max<std::uint64_t>(1, slots)), xcd_slots_(std::max<std::uint64_t>(1, xcd_slots)),
       warm_bytes_(warm_bytes) {
-  max_window_ = std::max(kFastForwardMinWindowRounds * slots_, std::min(period, kFastForwardMaxWindowRounds * slots_));
+  max_window_ = kFastForwardMaxWindowRounds * slots_;
   // Each XCD starts every xcds-th workgroup: its own sequence repeats every period / gcd(period, xcds).
   xcds_ = std::max<std::uint64_t>(1, slots_ / xcd_slots_);
+  equal_work_ = equal_work;
   if (!equal_work && period > 0 && period <= max_window_) xcd_period_ = period / std::gcd(period, xcds_);
   const std::uint64_t least = (kFastForwardWarmRounds + kFastForwardRewarmRounds + kFastForwardMinSkippedRounds +
                                kFastForwardTailRounds + 2 * kFastForwardMinWindowRounds) * slots_;
   state_ = enabled && slots > 0 && workgroups >= least ? State::warm : State::done;
 }
 
-bool FastForward::round_agrees(const DispatchProgress& p, bool with_fabric) {
+FastForward::RoundRates FastForward::end_round(const DispatchProgress& p) {
   const std::uint64_t ops = p.tile_ops - round_start_.tile_ops;
-  const double time_rate = p.now > round_start_.now ? static_cast<double>(ops) / static_cast<double>(p.now - round_start_.now) : 0;
-  const double fabric_rate = ops ? static_cast<double>(p.fabric_requests - round_start_.fabric_requests) / static_cast<double>(ops) : 0;
-  const auto agree = [](double a, double b) { return a == b || (b > 0 && std::abs(a / b - 1) <= kFastForwardSteadyChange); };
-  const bool agrees = have_last_round_ && agree(time_rate, last_time_rate_) && (!with_fabric || agree(fabric_rate, last_fabric_rate_));
-  last_time_rate_ = time_rate;
-  last_fabric_rate_ = fabric_rate;
-  have_last_round_ = true;
+  const auto per_op = [ops](std::uint64_t n) { return ops ? static_cast<double>(n) / static_cast<double>(ops) : 0.0; };
+  RoundRates r;
+  r.time = p.now > round_start_.now ? static_cast<double>(ops) / static_cast<double>(p.now - round_start_.now) : 0;
+  r.fabric = per_op(p.fabric_requests - round_start_.fabric_requests);
+  r.memory = per_op(p.memory_read_bytes - round_start_.memory_read_bytes);
   round_start_ = p;
+  return r;
+}
+
+bool FastForward::round_agrees(const DispatchProgress& p, bool with_fabric) {
+  const RoundRates r = end_round(p);
+  const auto agree = [](double a, double b) { return a == b || (b > 0 && std::abs(a / b - 1) <= kFastForwardSteadyChange); };
+  const bool agrees = have_last_round_ && agree(r.time, last_round_.time) && (!with_fabric || agree(r.fabric, last_round_.fabric));
+  last_round_ = r;
+  have_last_round_ = true;
   return agrees;
+}
+
+bool FastForward::round_settled(const DispatchProgress& p) {
+  const RoundRates r = end_round(p);
+  // Refetching what the skipped workgroups would have left in the caches raises the traffic per
+  // operation; it falls round by round as the caches refill.
+  const auto not_falling = [](double now, double before) { return now >= before * (1 - kFastForwardSettledDrop); };
+  const bool settled = have_last_round_ && not_falling(r.fabric, last_round_.fabric) && not_falling(r.memory, last_round_.memory);
+  last_round_ = r;
+  have_last_round_ = true;
+  return settled;
 }
 
 bool FastForward::after_dispatch(const DispatchProgress& p) {
@@ -51,14 +70,18 @@ bool FastForward::after_dispatch(const DispatchProgress& p) {
       const bool agrees = round_agrees(p, true);
       return in >= max_window_ || (in >= kFastForwardMinWindowRounds * slots_ && agrees);
     }
-    case State::rewarm:
-      return p.dispatched - mark_ >= kFastForwardRewarmRounds * slots_;
+    case State::rewarm: {
+      const std::uint64_t in = p.dispatched - mark_;
+      if (in % slots_ != 0) return false;
+      const bool settled = round_settled(p);
+      return in >= kFastForwardMaxRewarmRounds * slots_ || (in >= kFastForwardRewarmRounds * slots_ && settled);
+    }
   }
   return false;
 }
 
 std::uint64_t FastForward::kept(std::uint64_t windows_after) const {
-  return windows_after * (kFastForwardRewarmRounds * xcd_slots_ + (max_window_ + xcds_ - 1) / xcds_) +
+  return windows_after * (kFastForwardRewarmRounds * xcd_slots_ + (last_window_ + xcds_ - 1) / xcds_) +
          kFastForwardTailRounds * xcd_slots_;
 }
 
@@ -69,34 +92,45 @@ std::uint64_t FastForward::nearest_periods(std::uint64_t workgroups, std::uint64
   return std::min(nearest, limit / xcd_period_ * xcd_period_);
 }
 
-std::uint32_t FastForward::skip_periods(std::vector<std::uint64_t>& skip, const std::vector<std::uint64_t>& remaining,
-                                        const std::vector<std::uint64_t>& in_window, std::uint64_t window,
-                                        std::uint64_t rounds, std::uint64_t windows_after) const {
+void FastForward::set_sequence(SequenceOps ops_of) { ops_of_ = std::move(ops_of); }
+
+bool FastForward::equal_shares() const {
+  std::uint64_t first = 0;
+  for (std::uint32_t x = 0; x < xcds_; ++x) {
+    std::uint64_t share = 0;
+    for (std::uint64_t n = 0; n < xcd_period_; ++n) share += ops_of_(x, n);
+    if (x == 0) first = share;
+    if (share != first) return false;
+  }
+  return true;
+}
+
+std::uint64_t FastForward::equal_share_periods(const std::vector<std::uint64_t>& remaining, std::uint64_t rounds,
+                                               std::uint64_t windows_after) const {
+  // At the mean rate, not each XCD's own count in the window (which depends on where the window
+  // cuts its period), so that the XCDs stay where they are against each other.
   const std::uint64_t keep = kept(windows_after);
-  const auto heaviest = std::max_element(period_work_.begin(), period_work_.end());
-  if (period_work_.size() != remaining.size() || *heaviest == *std::min_element(period_work_.begin(), period_work_.end())) {
-    // Equal shares: every XCD skips the same whole periods, the nearest to `rounds` at the mean
-    // rate (an XCD's own count in a window depends on where the window cuts its period), so that
-    // they stay where they are against each other, and the GPU's rate times the skip.
-    std::uint64_t most = std::numeric_limits<std::uint64_t>::max();
-    for (std::uint64_t r : remaining) most = std::min(most, r - keep);
-    const std::uint64_t periods = nearest_periods(rounds * xcd_slots_, most);
-    std::fill(skip.begin(), skip.end(), periods);
-    return xcds_;
+  std::uint64_t most = std::numeric_limits<std::uint64_t>::max();
+  for (std::uint64_t r : remaining) most = std::min(most, r - keep);
+  return nearest_periods(rounds * xcd_slots_, most);
+}
+
+std::uint64_t FastForward::workgroups_for_ops(std::uint32_t xcd, std::uint64_t next, std::uint64_t ops,
+                                              bool whole_rounds, std::uint64_t limit) const {
+  const std::uint64_t step = whole_rounds ? xcd_slots_ : 1;
+  std::uint64_t workgroups = 0, taken = 0;
+  while (workgroups + step <= limit) {
+    std::uint64_t more = 0;
+    for (std::uint64_t i = 0; i < step; ++i) more += ops_of_(xcd, next + workgroups + i);
+    if (more == 0) break;  // past the grid's end
+    if (taken + more > ops) {
+      if (2 * (ops - taken) >= more) workgroups += step;  // the nearer of stopping before the step and taking it
+      break;
+    }
+    taken += more;
+    workgroups += step;
   }
-  // Unequal shares: the heaviest XCD, the last to finish, skips the nearest whole periods to
-  // `rounds` of the window's time; every other XCD the nearest whole periods in that time at its
-  // own rate in the window (rounding down would drop a period from an XCD a workgroup short of one,
-  // leaving it a period behind the others at the kernel's end).
-  const auto critical = static_cast<std::uint32_t>(heaviest - period_work_.begin());
-  if (in_window[critical] == 0) return critical;  // nothing started in the window: nothing to skip
-  skip[critical] = nearest_periods((in_window[critical] * rounds * slots_ + window / 2) / window, remaining[critical] - keep);
-  for (std::uint32_t x = 0; x < in_window.size(); ++x) {
-    if (x == critical || in_window[x] == 0) continue;
-    const std::uint64_t same_time = (in_window[x] * skip[critical] + in_window[critical] / 2) / in_window[critical];
-    skip[x] = nearest_periods(same_time, remaining[x] - keep);
-  }
-  return critical;
+  return workgroups;
 }
 
 std::uint64_t FastForward::rounds_to_skip(const std::vector<std::uint64_t>& remaining,
@@ -131,6 +165,7 @@ std::vector<std::uint64_t> FastForward::boundary(const KernelSnapshot& now, cons
   std::vector<std::uint64_t> in_window(remaining.size());
   for (std::size_t x = 0; x < remaining.size(); ++x) in_window[x] = w.close.dispatched[x] - w.open.dispatched[x];
   const std::uint64_t window = last_.dispatched - mark_;  // all XCDs' dispatches in the window
+  last_window_ = window;
   // Share what can be skipped evenly among the skips left, keeping a window after each; fewer
   // skips where the grid is too short for all of them.
   std::uint64_t rounds = 0, windows_after = skips_left;
@@ -139,28 +174,39 @@ std::vector<std::uint64_t> FastForward::boundary(const KernelSnapshot& now, cons
     if (rounds >= kFastForwardMinSkippedRounds) break;
   }
   if (rounds < kFastForwardMinSkippedRounds) return skip;
-  // Workgroups of unequal work skip whole periods of each XCD's sequence, so that the workgroups it
-  // resumes with follow those it still runs as they would; equal ones run in lockstep rounds, whose
-  // phase sets the tail: they keep whole rounds.
+  // The skip's tile operations are the window's rate over `rounds`; each XCD takes its share of
+  // the operations run so far (its CUs' rate, over the whole run rather than one short window) and
+  // skips the workgroups next in its sequence that hold that many. That keeps the XCDs where a full
+  // run has them against each other: a slower XCD, or one of heavier workgroups, falls behind as it
+  // would, and none lands on other heads than the rest (whose K and V it would then read alone). Equal workgroups run in lockstep rounds, whose phase sets the tail: they skip
+  // whole rounds. Unequal workgroups whose XCDs' shares of a period are equal skip the same whole
+  // periods on every XCD (an XCD's own count depends on where a short window cuts its period).
   Skip planned{windows_.size() - 1, 0, 0};
-  if (xcd_period_ > 0) {
-    planned.critical = skip_periods(skip, remaining, in_window, window, rounds, windows_after);
-    planned.timed_by_critical = planned.critical < xcds_ && skip[planned.critical] > 0;
+  if (xcd_period_ > 0 && equal_shares()) {
+    std::fill(skip.begin(), skip.end(), equal_share_periods(remaining, rounds, windows_after));
   } else {
-    for (std::size_t x = 0; x < remaining.size(); ++x) skip[x] = (in_window[x] * rounds * slots_ + window / 2) / window;
+    const std::uint64_t keep = kept(windows_after);
+    const double skip_ops = static_cast<double>(w.close.tile_ops - w.open.tile_ops) * static_cast<double>(rounds * slots_) /
+                            static_cast<double>(window);
+    const double simulated = static_cast<double>(std::accumulate(now.xcd_tile_ops.begin(), now.xcd_tile_ops.end(), std::uint64_t{0}));
+    for (std::uint32_t x = 0; x < skip.size() && simulated > 0; ++x) {
+      const auto target = static_cast<std::uint64_t>(std::llround(skip_ops * static_cast<double>(now.xcd_tile_ops.at(x)) / simulated));
+      skip[x] = workgroups_for_ops(x, now.dispatched.at(x), target, equal_work_, remaining[x] - keep);
+    }
   }
   skips_.push_back(planned);
   state_ = State::rewarm;
   mark_ = last_.dispatched;
+  round_start_ = last_;
+  have_last_round_ = false;
   return skip;
 }
 
-void FastForward::skipped(std::uint32_t xcd, std::uint64_t workgroups, std::uint64_t tile_ops) {
+void FastForward::skipped(std::uint64_t workgroups, std::uint64_t tile_ops) {
   if (skips_.empty()) throw std::logic_error("fast-forward: workgroups skipped outside a skip");
   Skip& s = skips_.back();
   s.workgroups += workgroups;
   s.tile_ops += tile_ops;
-  if (xcd == s.critical) s.critical_ops += tile_ops;
 }
 
 namespace {
@@ -213,29 +259,6 @@ Tick add_window(KernelResult& r, const KernelSnapshot& open, const KernelSnapsho
 
 }  // namespace
 
-void FastForward::retime_by_critical(KernelResult& r, const Skip& s, const Window& before, const Window& after,
-                                     const KernelSnapshot* rewarmed, std::uint32_t simds, double& clock_integral,
-                                     Tick by_ops) const {
-  const std::uint32_t c = s.critical;
-  std::uint64_t ops = s.critical_ops;
-  if (rewarmed) ops += rewarmed->xcd_tile_ops.at(c) - before.close.xcd_tile_ops.at(c);
-  double time = 0, clock = 0;
-  for (const Window* w : {&before, &after}) {
-    const std::uint64_t window_ops = w->close.xcd_tile_ops.at(c) - w->open.xcd_tile_ops.at(c);
-    const Tick span = w->close.time - w->open.time;
-    if (window_ops == 0 || span <= 0) throw std::logic_error("fast-forward: the critical XCD ran nothing in a window");
-    time += static_cast<double>(ops) * static_cast<double>(span) / static_cast<double>(window_ops) / 2.0;
-    clock += (w->close.clock_integral - w->open.clock_integral) / static_cast<double>(span) / 2.0;
-  }
-  // The counts stay those of the skipped operations; the other XCDs idle (tail) or finish sooner.
-  const Tick correction = static_cast<Tick>(std::llround(time)) - by_ops;
-  r.end += correction;
-  r.last_retire += correction;
-  r.fast_forward.extrapolated += correction;
-  r.breakdown.tail += static_cast<Tick>(simds) * correction;
-  clock_integral += static_cast<double>(correction) * clock;
-}
-
 void FastForward::extrapolate(KernelResult& r, std::uint32_t simds, double& clock_integral) const {
   for (const Skip& s : skips_) {
     const Window& before = windows_.at(s.before);
@@ -258,7 +281,6 @@ void FastForward::extrapolate(KernelResult& r, std::uint32_t simds, double& cloc
       by_ops += add_window(r, w->open, w->close, scale, simds, clock_integral);
     }
     r.fast_forward.extrapolated += by_ops;
-    if (s.timed_by_critical) retime_by_critical(r, s, before, after, rewarmed, simds, clock_integral, by_ops);
     r.tile_ops += s.tile_ops;
     r.fast_forward.skipped_workgroups += s.workgroups;
   }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "sim/counters.h"
@@ -22,11 +23,13 @@ namespace attnsim::sim {
 // tile operations changed by at most kFastForwardSteadyChange from one round to the next. A window
 // spans at least kFastForwardMinWindowRounds rounds and closes once two rounds in a row agree (within
 // kFastForwardSteadyChange in time and in L2-to-fabric requests per tile operation), or else after
-// one period of the grid (its workgroups per batch), at most kFastForwardMaxWindowRounds rounds: a
-// grid whose traffic varies along the heads of a batch is measured over all of them. Up to
-// kFastForwardSkips skips of at least kFastForwardMinSkippedRounds; after each,
-// kFastForwardRewarmRounds rounds refill the caches before the next window; kFastForwardTailRounds
-// rounds and the last partial one are simulated.
+// kFastForwardMaxWindowRounds rounds: a grid whose traffic varies from round to round (along the
+// heads of a batch, or in cycles of several batches) is measured over as many as that. Up to
+// kFastForwardSkips skips of at least kFastForwardMinSkippedRounds; after each, a re-warm refills the
+// caches before the next window: at least kFastForwardRewarmRounds rounds, until neither the
+// L2-to-fabric requests nor the memory reads per tile operation fell by more than
+// kFastForwardSettledDrop from one round to the next, at most kFastForwardMaxRewarmRounds.
+// kFastForwardTailRounds rounds and the last partial one are simulated.
 inline constexpr std::uint64_t kFastForwardWarmRounds = 2;
 inline constexpr double kFastForwardSteadyChange = 0.01;
 inline constexpr std::uint64_t kFastForwardMinWindowRounds = 2;
@@ -34,6 +37,8 @@ inline constexpr std::uint64_t kFastForwardMaxWindowRounds = 8;
 inline constexpr std::uint64_t kFastForwardSkips = 2;
 inline constexpr std::uint64_t kFastForwardMinSkippedRounds = 2;
 inline constexpr std::uint64_t kFastForwardRewarmRounds = 2;
+inline constexpr std::uint64_t kFastForwardMaxRewarmRounds = 8;
+inline constexpr double kFastForwardSettledDrop = 0.02;
 inline constexpr std::uint64_t kFastForwardTailRounds = 2;
 
 // The additive results of a kernel so far, taken at one moment of its run.
@@ -56,18 +61,21 @@ struct DispatchProgress {
   std::uint64_t dispatched = 0;       // workgroups simulated (skipped ones not counted)
   std::uint64_t requested_bytes = 0;  // by the CUs
   std::uint64_t fabric_requests = 0;  // L2-to-fabric read requests
+  std::uint64_t memory_read_bytes = 0;  // read from the memory (HBM)
   std::uint64_t tile_ops = 0;
   Tick now = 0;
 };
 
 // Plans one kernel's fast-forward as the engine dispatches, and adds what was skipped at the end.
 // Each skip spans a whole number of rounds' time: every XCD skips the workgroups next in its
-// dispatch order that it started in that much time in the window before (an XCD whose workgroups
-// are heavier falls behind as it would), so a grid that runs in lockstep rounds skips whole rounds
-// and keeps its phase; a grid of unequal workgroups skips whole periods of each XCD's sequence
-// where a window spans one. A skip's time and counts (with the re-warm after it, which ran at a cold
-// start's rate) are its tile operations at the mean of the rates per tile operation of the windows
-// before and after it, so a rate that drifts along the grid is followed linearly.
+// dispatch order whose tile operations it would run in that time at its own rate so far (an XCD
+// whose CUs are slower, or whose workgroups are heavier, falls behind as it would), so that the
+// XCDs resume where a full run has them against each other; a grid that runs in lockstep rounds
+// skips whole rounds on each XCD and keeps its phase, and a grid of unequal workgroups whose XCDs'
+// shares of a period are equal skips the same whole periods on every XCD. A skip's time and counts
+// (with the re-warm after it, which ran at a cold start's rate) are its tile operations at the mean
+// of the rates per tile operation of the windows before and after it, so a rate that drifts along
+// the grid is followed linearly.
 class FastForward {
  public:
   // Contract: `slots` is the GPU's workgroup slots, `xcd_slots` one XCD's, `period` the grid's
@@ -76,12 +84,12 @@ class FastForward {
   FastForward(bool enabled, std::uint64_t workgroups, std::uint64_t slots, std::uint64_t xcd_slots,
               std::uint64_t warm_bytes, std::uint64_t period, bool equal_work);
   // Workgroups of unequal work: each XCD's sequence repeats every xcd_period() workgroups (0: the
-  // workgroups are equal, or the period is longer than a window).
+  // workgroups are equal, or the period is longer than kFastForwardMaxWindowRounds rounds).
   std::uint64_t xcd_period() const { return xcd_period_; }
-  // Each XCD's tile operations over one period of its sequence. Contract: xcd_period() > 0, one
-  // entry per XCD; XCDs whose shares are equal skip the same whole periods, unequal ones as near
-  // the same time as whole periods allow (the heaviest, the last to finish, times the skip).
-  void set_period_work(std::vector<std::uint64_t> work) { period_work_ = std::move(work); }
+  // The tile operations of XCD `xcd`'s `n`-th workgroup in its dispatch order (0 past the grid's
+  // end). Contract: set before the first dispatch; it outlives this object's use.
+  using SequenceOps = std::function<std::uint64_t(std::uint32_t xcd, std::uint64_t n)>;
+  void set_sequence(SequenceOps ops_of);
   // Whether a window may still open or close (false: nothing more to do for this kernel).
   bool active() const { return state_ != State::done; }
   // After a dispatch: true when a window opens or closes now; the engine then calls boundary().
@@ -90,7 +98,7 @@ class FastForward {
   // yet: how many workgroups each XCD skips now (all 0: none). The engine then reports the skipped
   // workgroups and their tile operations with skipped().
   std::vector<std::uint64_t> boundary(const KernelSnapshot& now, const std::vector<std::uint64_t>& remaining);
-  void skipped(std::uint32_t xcd, std::uint64_t workgroups, std::uint64_t tile_ops);
+  void skipped(std::uint64_t workgroups, std::uint64_t tile_ops);
   // At the kernel's end: adds every skip to `r` (its end and last retirement move later, its counts
   // grow, its tile operations by exactly the skipped ones, its breakdown keeps summing to `simds`
   // times its span) and the clock's integral over the skips to `clock_integral`.
@@ -102,41 +110,40 @@ class FastForward {
   struct Skip {
     std::size_t before = 0;  // the window before it (index into windows_); the one after is before + 1
     std::uint64_t workgroups = 0, tile_ops = 0;
-    // XCDs of unequal shares: the one with the heaviest period (the last to finish), which skipped
-    // a whole number of its periods, and its skipped tile operations. The skip's time is that
-    // XCD's, at its own rate per tile operation in the windows; what the other XCDs' whole periods
-    // take more or less than that time is idle time at the kernel's end.
-    bool timed_by_critical = false;
-    std::uint32_t critical = 0;
-    std::uint64_t critical_ops = 0;
   };
   // A measured stretch: the kernel's snapshots where it opened and closed.
   struct Window {
     KernelSnapshot open, close;
     bool closed = false;
   };
+  // A round's tile operations per ps, and its L2-to-fabric requests and memory read bytes per tile operation.
+  struct RoundRates {
+    double time = 0, fabric = 0, memory = 0;
+  };
+  // The rates of the round that ends at `p` (the next one starts there).
+  RoundRates end_round(const DispatchProgress& p);
   // A round ended at `p`: true when its rate of tile operations (and, `with_fabric`, its L2-to-fabric
   // requests per tile operation) agrees with the round before's.
   bool round_agrees(const DispatchProgress& p, bool with_fabric);
-  // Workgroups each XCD keeps after a skip: the re-warm and window of each of `windows_after`
-  // windows still to come, and the tail.
+  // A re-warm's round ended at `p`: true when neither its L2-to-fabric requests nor its memory reads
+  // per tile operation fell by more than kFastForwardSettledDrop from the round before's.
+  bool round_settled(const DispatchProgress& p);
+  // Workgroups each XCD keeps after a skip: the re-warm and window (as long as the last one) of
+  // each of `windows_after` windows still to come, and the tail.
   std::uint64_t kept(std::uint64_t windows_after) const;
   // `workgroups` rounded to the nearest whole number of the XCD's periods, at most the whole
   // periods in `limit`. Contract: xcd_period_ > 0.
   std::uint64_t nearest_periods(std::uint64_t workgroups, std::uint64_t limit) const;
-  // Workgroups of unequal work: fills `skip` with whole periods of each XCD's sequence, `rounds`
-  // of the window's time as near as whole periods allow: the same periods on every XCD where their
-  // shares are equal; else the nearest whole periods in the time the heaviest XCD's take, at each
-  // XCD's rate in the window. Returns the heaviest XCD, or xcds_ where the shares are equal.
-  std::uint32_t skip_periods(std::vector<std::uint64_t>& skip, const std::vector<std::uint64_t>& remaining,
-                             const std::vector<std::uint64_t>& in_window, std::uint64_t window, std::uint64_t rounds,
-                             std::uint64_t windows_after) const;
-  // A skip of XCDs of unequal shares (with its re-warm up to `rewarmed`, the next window's opening,
-  // if any) takes its critical XCD's time at that XCD's rate in `before` and `after`: moves the
-  // kernel's end from `by_ops` (added at the GPU's mean rate per tile operation) to it.
-  void retime_by_critical(KernelResult& r, const Skip& s, const Window& before, const Window& after,
-                          const KernelSnapshot* rewarmed, std::uint32_t simds, double& clock_integral,
-                          Tick by_ops) const;
+  // Whole periods of each XCD's sequence of unequal workgroups, the same on every XCD, the nearest
+  // to `rounds` of the window's time at the mean rate.
+  std::uint64_t equal_share_periods(const std::vector<std::uint64_t>& remaining, std::uint64_t rounds,
+                                    std::uint64_t windows_after) const;
+  // The workgroups of XCD `xcd`'s sequence from its `next` on whose tile operations come nearest to
+  // `ops` (in whole rounds of its slots where `whole_rounds`), at most `limit`.
+  std::uint64_t workgroups_for_ops(std::uint32_t xcd, std::uint64_t next, std::uint64_t ops, bool whole_rounds,
+                                   std::uint64_t limit) const;
+  // Whether every XCD's share of a period of unequal workgroups is the same work. Contract: xcd_period_ > 0.
+  bool equal_shares() const;
   // Rounds of window time to skip now (`window`: all XCDs' dispatches in it, `in_window` each's),
   // leaving `windows_after` windows and the tail on every XCD.
   std::uint64_t rounds_to_skip(const std::vector<std::uint64_t>& remaining, const std::vector<std::uint64_t>& in_window,
@@ -145,15 +152,17 @@ class FastForward {
   State state_ = State::done;
   std::uint64_t slots_ = 1, xcd_slots_ = 1, xcds_ = 1, warm_bytes_ = 0;
   std::uint64_t max_window_ = 1;    // dispatches a window spans at most
+  std::uint64_t last_window_ = 1;   // dispatches the last window spanned (each window after a skip is kept as long)
   std::uint64_t xcd_period_ = 0;    // skips are whole multiples of it (0: whole rounds suffice)
   std::uint64_t mark_ = 0;          // dispatch count the current window or re-warm began at
   DispatchProgress last_;           // at the last dispatch
   DispatchProgress round_start_;    // the current round's start
-  double last_time_rate_ = 0, last_fabric_rate_ = 0;  // the last round's tile operations per ps, requests per operation
+  RoundRates last_round_;
   bool have_last_round_ = false;
   std::vector<Window> windows_;
   std::vector<Skip> skips_;
-  std::vector<std::uint64_t> period_work_;  // each XCD's tile operations per period (set_period_work)
+  bool equal_work_ = true;
+  SequenceOps ops_of_;
 };
 
 }  // namespace attnsim::sim
