@@ -268,6 +268,7 @@ class KernelRun {
     }
     fast_forward_ = FastForward(fast_forward, r.workgroups, slots, static_cast<std::uint64_t>(cus_per_xcd_) * per_cu_,
                                 caches, period, equal_work);
+    if (fast_forward_.active() && !equal_work && kp.grid == workloads::GridOrder::longest_first) fast_forward_.set_sorted_periods();
     fast_forward_.set_sequence([this](std::uint32_t x, std::uint64_t n) { return sequence_ops(*shape_.kp, x, n, 1); });
     dispatched_ = 0;
     cus_.clear();

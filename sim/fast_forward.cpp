@@ -16,6 +16,7 @@ FastForward::FastForward(bool enabled, std::uint64_t workgroups, std::uint64_t s
   // Each XCD starts every xcds-th workgroup: its own sequence repeats every period / gcd(period, xcds).
   xcds_ = std::max<std::uint64_t>(1, slots_ / xcd_slots_);
   equal_work_ = equal_work;
+  period_ = period;
   if (!equal_work && period > 0 && period <= max_window_) xcd_period_ = period / std::gcd(period, xcds_);
   const std::uint64_t least = (kFastForwardWarmRounds + kFastForwardRewarmRounds + kFastForwardMinSkippedRounds +
                                kFastForwardTailRounds + 2 * kFastForwardMinWindowRounds) * slots_;
@@ -66,6 +67,7 @@ bool FastForward::after_dispatch(const DispatchProgress& p) {
     }
     case State::window: {
       const std::uint64_t in = p.dispatched - mark_;
+      if (whole_window_ > 0) return in == whole_window_;
       if (in % slots_ != 0) return false;
       const bool agrees = round_agrees(p, true);
       return in >= max_window_ || (in >= kFastForwardMinWindowRounds * slots_ && agrees);
@@ -93,6 +95,13 @@ std::uint64_t FastForward::nearest_periods(std::uint64_t workgroups, std::uint64
 }
 
 void FastForward::set_sequence(SequenceOps ops_of) { ops_of_ = std::move(ops_of); }
+
+void FastForward::set_sorted_periods() {
+  if (equal_work_ || period_ == 0) throw std::logic_error("fast-forward: sorted periods need unequal workgroups and a period");
+  xcd_period_ = period_ / std::gcd(period_, xcds_);
+  const std::uint64_t least = kFastForwardMinWindowRounds * slots_;
+  whole_window_ = (least + period_ - 1) / period_ * period_;
+}
 
 bool FastForward::equal_shares() const {
   std::uint64_t first = 0;
@@ -171,9 +180,10 @@ std::vector<std::uint64_t> FastForward::boundary(const KernelSnapshot& now, cons
   std::uint64_t rounds = 0, windows_after = skips_left;
   for (; windows_after > 0; --windows_after) {
     rounds = rounds_to_skip(remaining, in_window, window, windows_after) / windows_after;
-    if (rounds >= kFastForwardMinSkippedRounds) break;
+    // Whole periods: at least half of one, which rounds to one.
+    if (rounds >= kFastForwardMinSkippedRounds && (xcd_period_ == 0 || 2 * rounds * xcd_slots_ >= xcd_period_)) break;
   }
-  if (rounds < kFastForwardMinSkippedRounds) return skip;
+  if (windows_after == 0) return skip;
   // The skip's tile operations are the window's rate over `rounds`; each XCD takes its share of
   // the operations run so far (its CUs' rate, over the whole run rather than one short window) and
   // skips the workgroups next in its sequence that hold that many. That keeps the XCDs where a full

@@ -86,6 +86,12 @@ class FastForward {
   // Workgroups of unequal work: each XCD's sequence repeats every xcd_period() workgroups (0: the
   // workgroups are equal, or the period is longer than kFastForwardMaxWindowRounds rounds).
   std::uint64_t xcd_period() const { return xcd_period_; }
+  // The grid's workgroups run from the heaviest to the lightest within each period (FlashAttention-3's
+  // longest-first sections): a window that spans part of a period measures a mix of work that no
+  // skip repeats, so windows span whole periods (one, or the fewest that fill
+  // kFastForwardMinWindowRounds rounds) and skips are whole periods, however long. Contract: called
+  // before the first dispatch, on a grid of unequal workgroups with a period.
+  void set_sorted_periods();
   // The tile operations of XCD `xcd`'s `n`-th workgroup in its dispatch order (0 past the grid's
   // end). Contract: set before the first dispatch; it outlives this object's use.
   using SequenceOps = std::function<std::uint64_t(std::uint32_t xcd, std::uint64_t n)>;
@@ -154,6 +160,8 @@ class FastForward {
   std::uint64_t max_window_ = 1;    // dispatches a window spans at most
   std::uint64_t last_window_ = 1;   // dispatches the last window spanned (each window after a skip is kept as long)
   std::uint64_t xcd_period_ = 0;    // skips are whole multiples of it (0: whole rounds suffice)
+  std::uint64_t period_ = 0;        // the grid's period (dispatches)
+  std::uint64_t whole_window_ = 0;  // windows span exactly this many dispatches (0: they close when steady)
   std::uint64_t mark_ = 0;          // dispatch count the current window or re-warm began at
   DispatchProgress last_;           // at the last dispatch
   DispatchProgress round_start_;    // the current round's start
