@@ -462,14 +462,16 @@ class KernelRun {
       p.fabric_requests += c.ea_rdreq;
       p.memory_read_bytes += c.hbm_read_bytes;
     }
-    if (!fast_forward_.after_dispatch(p)) return;
     const KernelProgram& kp = *shape_.kp;
-    std::vector<std::uint64_t> remaining(xcds_);
+    std::vector<std::uint64_t>& remaining = remaining_;
+    remaining.resize(xcds_);
     for (std::uint32_t x = 0; x < xcds_; ++x) {
       const std::uint64_t first = workgroup_of(x, 0);
       const std::uint64_t ids = kp.workgroups() > first ? (kp.workgroups() - first + xcds_ - 1) / xcds_ : 0;
       remaining[x] = ids - next_of_xcd_[x];
+      p.least_remaining = std::min(p.least_remaining, remaining[x]);
     }
+    if (!fast_forward_.after_dispatch(p)) return;
     std::vector<std::uint64_t> skip = fast_forward_.boundary(snapshot(now), remaining);
     if (gpu_.dispatch.order == arch::DispatchOrder::round_robin_blocking) {
       // Ids go out in order: skip one block of consecutive ids, the same count on every XCD (any
@@ -961,6 +963,7 @@ class KernelRun {
   std::vector<std::uint32_t> free_;
   std::vector<std::vector<std::uint32_t>> awaiting_;  // per CU: persistent workgroups that handed off, no successor yet
   std::vector<std::uint64_t> next_of_xcd_;  // workgroups each XCD started (and fast-forward skipped)
+  std::vector<std::uint64_t> remaining_;    // fast-forward: workgroups each XCD has still to start
   std::vector<std::uint64_t> xcd_tile_ops_;  // tile operations each XCD ran (fast-forward's rates per XCD)
   std::uint64_t next_id_ = 0;               // round_robin_blocking: the next id the dispatcher hands out
   std::vector<TrafficCounters> per_xcd_;

@@ -13,6 +13,9 @@ FastForward::FastForward(bool enabled, std::uint64_t workgroups, std::uint64_t s
     : slots_(std::max<std::uint64_t>(1, slots)), xcd_slots_(std::max<std::uint64_t>(1, xcd_slots)),
       warm_bytes_(warm_bytes) {
   max_window_ = kFastForwardMaxWindowRounds * slots_;
+  // Unequal workgroups whose rounds never agree: as many whole periods as 8 rounds hold, so that
+  // the window's mix of work is the grid's.
+  if (!equal_work && period > 0 && period <= max_window_) max_window_ = max_window_ / period * period;
   // Each XCD starts every xcds-th workgroup: its own sequence repeats every period / gcd(period, xcds).
   xcds_ = std::max<std::uint64_t>(1, slots_ / xcd_slots_);
   equal_work_ = equal_work;
@@ -34,6 +37,19 @@ FastForward::RoundRates FastForward::end_round(const DispatchProgress& p) {
   return r;
 }
 
+FastForward::RoundRates FastForward::window_rates(const Window& w) {
+  std::uint64_t fabric = 0, memory = 0;
+  for (std::size_t x = 0; x < w.close.per_xcd.size(); ++x) {
+    fabric += w.close.per_xcd[x].ea_rdreq - w.open.per_xcd.at(x).ea_rdreq;
+    memory += w.close.per_xcd[x].hbm_read_bytes - w.open.per_xcd.at(x).hbm_read_bytes;
+  }
+  const std::uint64_t ops = w.close.tile_ops - w.open.tile_ops;
+  RoundRates r;
+  r.fabric = ops ? static_cast<double>(fabric) / static_cast<double>(ops) : 0;
+  r.memory = ops ? static_cast<double>(memory) / static_cast<double>(ops) : 0;
+  return r;
+}
+
 bool FastForward::round_agrees(const DispatchProgress& p, bool with_fabric) {
   const RoundRates r = end_round(p);
   const auto agree = [](double a, double b) { return a == b || (b > 0 && std::abs(a / b - 1) <= kFastForwardSteadyChange); };
@@ -46,9 +62,12 @@ bool FastForward::round_agrees(const DispatchProgress& p, bool with_fabric) {
 bool FastForward::round_settled(const DispatchProgress& p) {
   const RoundRates r = end_round(p);
   // Refetching what the skipped workgroups would have left in the caches raises the traffic per
-  // operation; it falls round by round as the caches refill.
-  const auto not_falling = [](double now, double before) { return now >= before * (1 - kFastForwardSettledDrop); };
-  const bool settled = have_last_round_ && not_falling(r.fabric, last_round_.fabric) && not_falling(r.memory, last_round_.memory);
+  // operation above the window's before the skip; it falls (not always at once) as the caches
+  // refill. A rate that drifted above the window's keeps the re-warm to its longest.
+  const auto near = [](double now, double before) { return now <= before * (1 + kFastForwardSettledExcess); };
+  const auto flat = [](double now, double before) { return std::abs(now - before) <= before * kFastForwardSettledChange; };
+  const bool settled = (near(r.fabric, settled_.fabric) && near(r.memory, settled_.memory)) ||
+                       (have_last_round_ && flat(r.fabric, last_round_.fabric) && flat(r.memory, last_round_.memory));
   last_round_ = r;
   have_last_round_ = true;
   return settled;
@@ -67,13 +86,21 @@ bool FastForward::after_dispatch(const DispatchProgress& p) {
     }
     case State::window: {
       const std::uint64_t in = p.dispatched - mark_;
+      // An XCD about to run out of workgroups ends the window while every XCD is still busy: the
+      // drain, where the XCDs finish one by one, runs at another rate.
+      if (in > 0 && p.least_remaining < kFastForwardTailRounds * xcd_slots_) return true;
       if (whole_window_ > 0) return in == whole_window_;
+      if (in == max_window_) return true;
       if (in % slots_ != 0) return false;
       const bool agrees = round_agrees(p, true);
-      return in >= max_window_ || (in >= kFastForwardMinWindowRounds * slots_ && agrees);
+      return in >= kFastForwardMinWindowRounds * slots_ && agrees;
     }
     case State::rewarm: {
       const std::uint64_t in = p.dispatched - mark_;
+      if (p.least_remaining < kFastForwardTailRounds * xcd_slots_) {  // no room left for a window
+        state_ = State::done;
+        return false;
+      }
       if (in % slots_ != 0) return false;
       const bool settled = round_settled(p);
       return in >= kFastForwardMaxRewarmRounds * slots_ || (in >= kFastForwardRewarmRounds * slots_ && settled);
@@ -82,9 +109,12 @@ bool FastForward::after_dispatch(const DispatchProgress& p) {
   return false;
 }
 
-std::uint64_t FastForward::kept(std::uint64_t windows_after) const {
-  return windows_after * (kFastForwardRewarmRounds * xcd_slots_ + (last_window_ + xcds_ - 1) / xcds_) +
-         kFastForwardTailRounds * xcd_slots_;
+std::uint64_t FastForward::kept(std::uint64_t windows_after, std::uint64_t in_window, std::uint64_t window) const {
+  const std::uint64_t at_mean = windows_after * (kFastForwardRewarmRounds * xcd_slots_ + (last_window_ + xcds_ - 1) / xcds_) +
+                                kFastForwardTailRounds * xcd_slots_;
+  // An XCD that starts more than its even share of the window's workgroups (lighter workgroups)
+  // goes through its reserve sooner: it keeps as many more.
+  return window > 0 ? std::max(at_mean, (at_mean * in_window * xcds_ + window - 1) / window) : at_mean;
 }
 
 std::uint64_t FastForward::nearest_periods(std::uint64_t workgroups, std::uint64_t limit) const {
@@ -114,13 +144,13 @@ bool FastForward::equal_shares() const {
   return true;
 }
 
-std::uint64_t FastForward::equal_share_periods(const std::vector<std::uint64_t>& remaining, std::uint64_t rounds,
-                                               std::uint64_t windows_after) const {
+std::uint64_t FastForward::equal_share_periods(const std::vector<std::uint64_t>& remaining,
+                                               const std::vector<std::uint64_t>& in_window, std::uint64_t window,
+                                               std::uint64_t rounds, std::uint64_t windows_after) const {
   // At the mean rate, not each XCD's own count in the window (which depends on where the window
   // cuts its period), so that the XCDs stay where they are against each other.
-  const std::uint64_t keep = kept(windows_after);
   std::uint64_t most = std::numeric_limits<std::uint64_t>::max();
-  for (std::uint64_t r : remaining) most = std::min(most, r - keep);
+  for (std::size_t x = 0; x < remaining.size(); ++x) most = std::min(most, remaining[x] - kept(windows_after, in_window[x], window));
   return nearest_periods(rounds * xcd_slots_, most);
 }
 
@@ -145,9 +175,9 @@ std::uint64_t FastForward::workgroups_for_ops(std::uint32_t xcd, std::uint64_t n
 std::uint64_t FastForward::rounds_to_skip(const std::vector<std::uint64_t>& remaining,
                                           const std::vector<std::uint64_t>& in_window, std::uint64_t window,
                                           std::uint64_t windows_after) const {
-  const std::uint64_t keep = kept(windows_after);
   std::uint64_t rounds = std::numeric_limits<std::uint64_t>::max();
   for (std::size_t x = 0; x < remaining.size(); ++x) {
+    const std::uint64_t keep = kept(windows_after, in_window[x], window);
     if (remaining[x] < keep) return 0;
     if (in_window[x] == 0) continue;  // an XCD that started nothing in the window skips nothing
     rounds = std::min(rounds, (remaining[x] - keep) * window / (in_window[x] * slots_));
@@ -193,15 +223,15 @@ std::vector<std::uint64_t> FastForward::boundary(const KernelSnapshot& now, cons
   // periods on every XCD (an XCD's own count depends on where a short window cuts its period).
   Skip planned{windows_.size() - 1, 0, 0};
   if (xcd_period_ > 0 && equal_shares()) {
-    std::fill(skip.begin(), skip.end(), equal_share_periods(remaining, rounds, windows_after));
+    std::fill(skip.begin(), skip.end(), equal_share_periods(remaining, in_window, window, rounds, windows_after));
   } else {
-    const std::uint64_t keep = kept(windows_after);
     const double skip_ops = static_cast<double>(w.close.tile_ops - w.open.tile_ops) * static_cast<double>(rounds * slots_) /
                             static_cast<double>(window);
     const double simulated = static_cast<double>(std::accumulate(now.xcd_tile_ops.begin(), now.xcd_tile_ops.end(), std::uint64_t{0}));
     for (std::uint32_t x = 0; x < skip.size() && simulated > 0; ++x) {
       const auto target = static_cast<std::uint64_t>(std::llround(skip_ops * static_cast<double>(now.xcd_tile_ops.at(x)) / simulated));
-      skip[x] = workgroups_for_ops(x, now.dispatched.at(x), target, equal_work_, remaining[x] - keep);
+      skip[x] = workgroups_for_ops(x, now.dispatched.at(x), target, equal_work_,
+                                   remaining[x] - kept(windows_after, in_window[x], window));
     }
   }
   skips_.push_back(planned);
@@ -209,6 +239,7 @@ std::vector<std::uint64_t> FastForward::boundary(const KernelSnapshot& now, cons
   mark_ = last_.dispatched;
   round_start_ = last_;
   have_last_round_ = false;
+  settled_ = window_rates(w);
   return skip;
 }
 

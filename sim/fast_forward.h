@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "sim/counters.h"
@@ -23,12 +24,16 @@ namespace attnsim::sim {
 // tile operations changed by at most kFastForwardSteadyChange from one round to the next. A window
 // spans at least kFastForwardMinWindowRounds rounds and closes once two rounds in a row agree (within
 // kFastForwardSteadyChange in time and in L2-to-fabric requests per tile operation), or else after
-// kFastForwardMaxWindowRounds rounds: a grid whose traffic varies from round to round (along the
-// heads of a batch, or in cycles of several batches) is measured over as many as that. Up to
+// kFastForwardMaxWindowRounds rounds (unequal workgroups: as many whole periods of the grid as
+// those hold): a grid whose traffic varies from round to round (along the heads of a batch, or in
+// cycles of several batches) is measured over as many as that. Up to
 // kFastForwardSkips skips of at least kFastForwardMinSkippedRounds; after each, a re-warm refills the
 // caches before the next window: at least kFastForwardRewarmRounds rounds, until neither the
-// L2-to-fabric requests nor the memory reads per tile operation fell by more than
-// kFastForwardSettledDrop from one round to the next, at most kFastForwardMaxRewarmRounds.
+// L2-to-fabric requests nor the memory reads per tile operation of a round exceed the window's
+// before the skip by more than kFastForwardSettledExcess (or both stay within
+// kFastForwardSettledChange of the round before's), at most kFastForwardMaxRewarmRounds. A window
+// closes, and none opens, once an XCD has fewer than kFastForwardTailRounds rounds of its slots'
+// workgroups left to start.
 // kFastForwardTailRounds rounds and the last partial one are simulated.
 inline constexpr std::uint64_t kFastForwardWarmRounds = 2;
 inline constexpr double kFastForwardSteadyChange = 0.01;
@@ -38,7 +43,8 @@ inline constexpr std::uint64_t kFastForwardSkips = 2;
 inline constexpr std::uint64_t kFastForwardMinSkippedRounds = 2;
 inline constexpr std::uint64_t kFastForwardRewarmRounds = 2;
 inline constexpr std::uint64_t kFastForwardMaxRewarmRounds = 8;
-inline constexpr double kFastForwardSettledDrop = 0.02;
+inline constexpr double kFastForwardSettledExcess = 0.05;
+inline constexpr double kFastForwardSettledChange = 0.02;
 inline constexpr std::uint64_t kFastForwardTailRounds = 2;
 
 // The additive results of a kernel so far, taken at one moment of its run.
@@ -62,6 +68,8 @@ struct DispatchProgress {
   std::uint64_t requested_bytes = 0;  // by the CUs
   std::uint64_t fabric_requests = 0;  // L2-to-fabric read requests
   std::uint64_t memory_read_bytes = 0;  // read from the memory (HBM)
+  // The fewest workgroups an XCD has still to start (neither dispatched nor skipped).
+  std::uint64_t least_remaining = std::numeric_limits<std::uint64_t>::max();
   std::uint64_t tile_ops = 0;
   Tick now = 0;
 };
@@ -132,18 +140,23 @@ class FastForward {
   // requests per tile operation) agrees with the round before's.
   bool round_agrees(const DispatchProgress& p, bool with_fabric);
   // A re-warm's round ended at `p`: true when neither its L2-to-fabric requests nor its memory reads
-  // per tile operation fell by more than kFastForwardSettledDrop from the round before's.
+  // per tile operation exceed the window's before the skip by more than kFastForwardSettledExcess,
+  // or when both changed by at most kFastForwardSettledChange from the round before's (a plateau:
+  // the traffic drifted from the window's along the grid).
   bool round_settled(const DispatchProgress& p);
-  // Workgroups each XCD keeps after a skip: the re-warm and window (as long as the last one) of
-  // each of `windows_after` windows still to come, and the tail.
-  std::uint64_t kept(std::uint64_t windows_after) const;
+  // A closed window's L2-to-fabric requests and memory read bytes per tile operation (time unused).
+  static RoundRates window_rates(const Window& w);
+  // Workgroups an XCD that started `in_window` of the window's `window` keeps after a skip: the
+  // re-warm and window (as long as the last one) of each of `windows_after` windows still to come,
+  // and the tail, at its own pace (no less than at the mean pace).
+  std::uint64_t kept(std::uint64_t windows_after, std::uint64_t in_window, std::uint64_t window) const;
   // `workgroups` rounded to the nearest whole number of the XCD's periods, at most the whole
   // periods in `limit`. Contract: xcd_period_ > 0.
   std::uint64_t nearest_periods(std::uint64_t workgroups, std::uint64_t limit) const;
   // Whole periods of each XCD's sequence of unequal workgroups, the same on every XCD, the nearest
   // to `rounds` of the window's time at the mean rate.
-  std::uint64_t equal_share_periods(const std::vector<std::uint64_t>& remaining, std::uint64_t rounds,
-                                    std::uint64_t windows_after) const;
+  std::uint64_t equal_share_periods(const std::vector<std::uint64_t>& remaining, const std::vector<std::uint64_t>& in_window,
+                                    std::uint64_t window, std::uint64_t rounds, std::uint64_t windows_after) const;
   // The workgroups of XCD `xcd`'s sequence from its `next` on whose tile operations come nearest to
   // `ops` (in whole rounds of its slots where `whole_rounds`), at most `limit`.
   std::uint64_t workgroups_for_ops(std::uint32_t xcd, std::uint64_t next, std::uint64_t ops, bool whole_rounds,
@@ -166,6 +179,7 @@ class FastForward {
   DispatchProgress last_;           // at the last dispatch
   DispatchProgress round_start_;    // the current round's start
   RoundRates last_round_;
+  RoundRates settled_;  // a re-warm ends once its rounds' traffic is near this (the window's before the skip)
   bool have_last_round_ = false;
   std::vector<Window> windows_;
   std::vector<Skip> skips_;
