@@ -62,8 +62,9 @@ bool FastForward::round_agrees(const DispatchProgress& p, bool with_fabric) {
 bool FastForward::round_settled(const DispatchProgress& p) {
   const RoundRates r = end_round(p);
   // Refetching what the skipped workgroups would have left in the caches raises the traffic per
-  // operation above the window's before the skip; it falls (not always at once) as the caches
-  // refill. A rate that drifted above the window's keeps the re-warm to its longest.
+  // operation above the window's before the skip; it falls (not always at once: it may peak in the
+  // second round) as the caches refill. A rate that drifted from the window's along the grid
+  // settles elsewhere: there the re-warm ends once its rounds level off.
   const auto near = [](double now, double before) { return now <= before * (1 + kFastForwardSettledExcess); };
   const auto flat = [](double now, double before) { return std::abs(now - before) <= before * kFastForwardSettledChange; };
   const bool settled = (near(r.fabric, settled_.fabric) && near(r.memory, settled_.memory)) ||
