@@ -13,26 +13,34 @@ FastForward::FastForward(bool enabled, std::uint64_t workgroups, std::uint64_t s
     : slots_(std::max<std::uint64_t>(1, slots)), xcd_slots_(std::max<std::uint64_t>(1, xcd_slots)),
       warm_bytes_(warm_bytes) {
   max_window_ = kFastForwardMaxWindowRounds * slots_;
-  // Unequal workgroups whose rounds never agree: as many whole periods as 8 rounds hold, so that
-  // the window's mix of work is the grid's.
-  if (!equal_work && period > 0 && period <= max_window_) max_window_ = max_window_ / period * period;
-  // Each XCD starts every xcds-th workgroup: its own sequence repeats every period / gcd(period, xcds).
   xcds_ = std::max<std::uint64_t>(1, slots_ / xcd_slots_);
   equal_work_ = equal_work;
   period_ = period;
-  if (!equal_work && period > 0 && period <= max_window_) xcd_period_ = period / std::gcd(period, xcds_);
+  if (!equal_work && period > 0 && period <= max_window_) {
+    // Unequal workgroups whose rounds never agree: as many whole periods as 8 rounds hold, so that
+    // the window's mix of work is the grid's.
+    max_window_ = max_window_ / period * period;
+    // Each XCD starts every xcds-th workgroup: its own sequence repeats every period / gcd(period, xcds).
+    xcd_period_ = period / std::gcd(period, xcds_);
+  }
   const std::uint64_t least = (kFastForwardWarmRounds + kFastForwardRewarmRounds + kFastForwardMinSkippedRounds +
                                kFastForwardTailRounds + 2 * kFastForwardMinWindowRounds) * slots_;
   state_ = enabled && slots > 0 && workgroups >= least ? State::warm : State::done;
 }
 
+namespace {
+
+// `n` per tile operation of `ops` (0 without operations).
+double per_op(std::uint64_t n, std::uint64_t ops) { return ops ? static_cast<double>(n) / static_cast<double>(ops) : 0.0; }
+
+}  // namespace
+
 FastForward::RoundRates FastForward::end_round(const DispatchProgress& p) {
   const std::uint64_t ops = p.tile_ops - round_start_.tile_ops;
-  const auto per_op = [ops](std::uint64_t n) { return ops ? static_cast<double>(n) / static_cast<double>(ops) : 0.0; };
   RoundRates r;
   r.time = p.now > round_start_.now ? static_cast<double>(ops) / static_cast<double>(p.now - round_start_.now) : 0;
-  r.fabric = per_op(p.fabric_requests - round_start_.fabric_requests);
-  r.memory = per_op(p.memory_read_bytes - round_start_.memory_read_bytes);
+  r.fabric = per_op(p.fabric_requests - round_start_.fabric_requests, ops);
+  r.memory = per_op(p.memory_read_bytes - round_start_.memory_read_bytes, ops);
   round_start_ = p;
   return r;
 }
@@ -45,8 +53,8 @@ FastForward::RoundRates FastForward::window_rates(const Window& w) {
   }
   const std::uint64_t ops = w.close.tile_ops - w.open.tile_ops;
   RoundRates r;
-  r.fabric = ops ? static_cast<double>(fabric) / static_cast<double>(ops) : 0;
-  r.memory = ops ? static_cast<double>(memory) / static_cast<double>(ops) : 0;
+  r.fabric = per_op(fabric, ops);
+  r.memory = per_op(memory, ops);
   return r;
 }
 
@@ -219,9 +227,10 @@ std::vector<std::uint64_t> FastForward::boundary(const KernelSnapshot& now, cons
   // the operations run so far (its CUs' rate, over the whole run rather than one short window) and
   // skips the workgroups next in its sequence that hold that many. That keeps the XCDs where a full
   // run has them against each other: a slower XCD, or one of heavier workgroups, falls behind as it
-  // would, and none lands on other heads than the rest (whose K and V it would then read alone). Equal workgroups run in lockstep rounds, whose phase sets the tail: they skip
-  // whole rounds. Unequal workgroups whose XCDs' shares of a period are equal skip the same whole
-  // periods on every XCD (an XCD's own count depends on where a short window cuts its period).
+  // would, and none lands on other heads than the rest (whose K and V it would then read alone).
+  // Equal workgroups run in lockstep rounds, whose phase sets the tail: they skip whole rounds.
+  // Unequal workgroups whose XCDs' shares of a period are equal skip the same whole periods on
+  // every XCD (an XCD's own count depends on where a short window cuts its period).
   Skip planned{windows_.size() - 1, 0, 0};
   if (xcd_period_ > 0 && equal_shares()) {
     std::fill(skip.begin(), skip.end(), equal_share_periods(remaining, in_window, window, rounds, windows_after));

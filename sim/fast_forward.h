@@ -33,8 +33,7 @@ namespace attnsim::sim {
 // before the skip by more than kFastForwardSettledExcess (or both stay within
 // kFastForwardSettledChange of the round before's), at most kFastForwardMaxRewarmRounds. A window
 // closes, and none opens, once an XCD has fewer than kFastForwardTailRounds rounds of its slots'
-// workgroups left to start.
-// kFastForwardTailRounds rounds and the last partial one are simulated.
+// workgroups left to start; kFastForwardTailRounds rounds and the last partial one are simulated.
 inline constexpr std::uint64_t kFastForwardWarmRounds = 2;
 inline constexpr double kFastForwardSteadyChange = 0.01;
 inline constexpr std::uint64_t kFastForwardMinWindowRounds = 2;

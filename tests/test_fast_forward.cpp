@@ -165,8 +165,8 @@ TEST_CASE("fast-forward spans and skips whole periods of a grid sorted from its 
   // A period of 3 rounds (24 workgroups, 12 per XCD) sorted by work (longest-first sections): the
   // window spans one period, whatever its rounds show: it opens at 16 and closes at 40. Then each
   // XCD has 140 left and keeps 2 x (2 x 4 + 12) + 8 = 48: (140 - 48) x 24 / (12 x 8) / 2 = 11
-  // rounds, 44 workgroups, the nearest whole periods 48. Re-warm to 56 (its rounds' traffic does not
-  // fall), a period of window to 80; 72 left, 28 kept, 11 rounds: 48 would pass the 44 that may be
+  // rounds, 44 workgroups, the nearest whole periods 48. Re-warm to 56 (its rounds' traffic is the
+  // window's), a period of window to 80; 72 left, 28 kept, 11 rounds: 48 would pass the 44 that may be
   // skipped, so 36. Re-warm to 96, the last window to 120, then the rest: 19 rounds simulated.
   FastForward ff(true, kWorkgroups, kSlots, kXcdSlots, 0, 3 * kSlots, false);
   ff.set_sorted_periods();
