@@ -458,7 +458,7 @@ class KernelRun {
     p.tile_ops = result_->tile_ops;
     p.now = now;
     for (const TrafficCounters& c : per_xcd_) {
-      p.requested_bytes += c.requested_read_bytes + c.requested_write_bytes + c.atomic_bytes;
+      p.filled_bytes += c.fetch_size_bytes() + c.requested_write_bytes;
       p.fabric_requests += c.ea_rdreq;
       p.memory_read_bytes += c.hbm_read_bytes;
     }

@@ -91,7 +91,7 @@ bool FastForward::after_dispatch(const DispatchProgress& p) {
       if (p.dispatched % slots_ != 0) return false;
       // Only the rate of tile operations must settle: the caches' contents are the warm bytes' job.
       const bool steady = round_agrees(p, false);
-      return p.dispatched >= kFastForwardWarmRounds * slots_ && p.requested_bytes >= warm_bytes_ && steady;
+      return p.dispatched >= kFastForwardWarmRounds * slots_ && p.filled_bytes >= warm_bytes_ && steady;
     }
     case State::window: {
       const std::uint64_t in = p.dispatched - mark_;
@@ -244,6 +244,9 @@ std::vector<std::uint64_t> FastForward::boundary(const KernelSnapshot& now, cons
                                    remaining[x] - kept(windows_after, in_window[x], window));
     }
   }
+  // Nothing to skip (each XCD's share came to no whole workgroup, round or period): no skip, and no
+  // re-warm to replace, which would take a stretch that ran warm out at the windows' rate.
+  if (std::all_of(skip.begin(), skip.end(), [](std::uint64_t n) { return n == 0; })) return skip;
   skips_.push_back(planned);
   state_ = State::rewarm;
   mark_ = last_.dispatched;

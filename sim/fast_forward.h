@@ -20,10 +20,12 @@
 namespace attnsim::sim {
 
 // Rounds are of the GPU's workgroup slots (dispatches). The warm-up lasts at least
-// kFastForwardWarmRounds rounds, until the kernel has requested the caches' capacity and its rate of
-// tile operations changed by at most kFastForwardSteadyChange from one round to the next. A window
-// spans at least kFastForwardMinWindowRounds rounds and closes once two rounds in a row agree (within
-// kFastForwardSteadyChange in time and in L2-to-fabric requests per tile operation), or else after
+// kFastForwardWarmRounds rounds, until the kernel has filled the caches' capacity (brought as many
+// bytes into the L2s, read from the fabric or written, as the L2s and the memory-side cache hold:
+// hits move nothing in) and its rate of tile operations changed by at most kFastForwardSteadyChange
+// from one round to the next. A window spans at least kFastForwardMinWindowRounds rounds and
+// closes once two rounds in a row agree (within kFastForwardSteadyChange in time and in
+// L2-to-fabric requests per tile operation), or else after
 // kFastForwardMaxWindowRounds rounds (unequal workgroups: as many whole periods of the grid as
 // those hold): a grid whose traffic varies from round to round (along the heads of a batch, or in
 // cycles of several batches) is measured over as many as that. Up to
@@ -64,7 +66,7 @@ struct KernelSnapshot {
 // What the engine tells fast-forward after each dispatch: the kernel's progress so far.
 struct DispatchProgress {
   std::uint64_t dispatched = 0;       // workgroups simulated (skipped ones not counted)
-  std::uint64_t requested_bytes = 0;  // by the CUs
+  std::uint64_t filled_bytes = 0;     // into the L2s: read from the fabric (FETCH_SIZE) or written
   std::uint64_t fabric_requests = 0;  // L2-to-fabric read requests
   std::uint64_t memory_read_bytes = 0;  // read from the memory (HBM)
   // The fewest workgroups an XCD has still to start (neither dispatched nor skipped).
@@ -85,7 +87,8 @@ struct DispatchProgress {
 // the grid is followed linearly.
 class FastForward {
  public:
-  // Contract: `slots` is the GPU's workgroup slots, `xcd_slots` one XCD's, `period` the grid's
+  // Contract: `slots` is the GPU's workgroup slots, `xcd_slots` one XCD's, `warm_bytes` what the
+  // warm-up must fill (the L2s' and the memory-side cache's capacity), `period` the grid's
   // workgroups per batch, `equal_work` whether its workgroups all run as many tile operations (they
   // then run in lockstep rounds); `enabled` false (or a grid too small to skip anything) plans nothing.
   FastForward(bool enabled, std::uint64_t workgroups, std::uint64_t slots, std::uint64_t xcd_slots,

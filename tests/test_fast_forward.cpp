@@ -51,6 +51,18 @@ KernelSnapshot linear_snapshot(double rounds, const std::vector<std::uint64_t>& 
   return k;
 }
 
+// The progress of a grid whose every dispatch fills 1000 bytes and adds 10 tile operations, 5
+// fabric requests and 100 ps.
+DispatchProgress linear_progress(std::uint64_t dispatched) {
+  DispatchProgress p;
+  p.dispatched = dispatched;
+  p.filled_bytes = dispatched * 1000;
+  p.tile_ops = dispatched * 10;
+  p.fabric_requests = dispatched * 5;
+  p.now = static_cast<sim::Tick>(dispatched * 100);
+  return p;
+}
+
 struct Driven {
   std::vector<std::uint64_t> boundaries;      // simulated dispatch counts of the window boundaries
   std::vector<std::vector<std::uint64_t>> skips;  // what each boundary skipped, per XCD
@@ -80,7 +92,7 @@ Driven drive(FastForward& ff) {
         const double rounds = static_cast<double>(simulated) / kSlots;
         DispatchProgress p;
         p.dispatched = simulated;
-        p.requested_bytes = simulated * 1000;
+        p.filled_bytes = simulated * 1000;
         p.tile_ops = static_cast<std::uint64_t>(rounds * K);
         p.fabric_requests = static_cast<std::uint64_t>(rounds * F);
         p.now = static_cast<sim::Tick>(rounds * D);
@@ -187,15 +199,6 @@ TEST_CASE("fast-forward skips the same periods on XCDs of equal shares and each 
   // the warm-up's second round agrees with its first (a window opens at 256 dispatches), and so do
   // the window's (it closes at 512). Each XCD keeps 2 x (2 x 64 + 128) + 2 x 64 = 640.
   constexpr std::uint64_t kXcdSlots64 = 64, kSlots128 = 2 * kXcdSlots64;
-  const auto progress = [](std::uint64_t dispatched) {
-    DispatchProgress p;
-    p.dispatched = dispatched;
-    p.requested_bytes = dispatched * 1000;
-    p.tile_ops = dispatched * 10;
-    p.fabric_requests = dispatched * 5;
-    p.now = static_cast<sim::Tick>(dispatched * 100);
-    return p;
-  };
   // Each XCD's workgroups dispatched and tile operations run so far.
   const auto snapshot = [](std::uint64_t xcd0, std::uint64_t xcd1, std::uint64_t ops0, std::uint64_t ops1) {
     KernelSnapshot k;
@@ -211,12 +214,12 @@ TEST_CASE("fast-forward skips the same periods on XCDs of equal shares and each 
     FastForward ff(true, 40 * kSlots128, kSlots128, kXcdSlots64, 0, 2 * kSlots128, false);
     REQUIRE(ff.xcd_period() == 128);
     ff.set_sequence([=](std::uint32_t x, std::uint64_t) { return x == 0 ? work0 : work1; });
-    CHECK_FALSE(ff.after_dispatch(progress(128)));
-    REQUIRE(ff.after_dispatch(progress(256)));
+    CHECK_FALSE(ff.after_dispatch(linear_progress(128)));
+    REQUIRE(ff.after_dispatch(linear_progress(256)));
     // Both XCDs' CUs ran 1280 tile operations in the warm-up, whatever their workgroups' work.
     CHECK(ff.boundary(snapshot(128, 128, 1280, 1280), {2432, 2432}) == std::vector<std::uint64_t>{0, 0});
-    CHECK_FALSE(ff.after_dispatch(progress(384)));
-    REQUIRE(ff.after_dispatch(progress(512)));
+    CHECK_FALSE(ff.after_dispatch(linear_progress(384)));
+    REQUIRE(ff.after_dispatch(linear_progress(512)));
     return ff.boundary(snapshot(128 + in0, 128 + in1, 1280 + in0 * work0, 1280 + in1 * work1), {2432 - in0, 2432 - in1});
   };
   // Equal shares, XCD 0 one workgroup short of the mean in the window and XCD 1 one over (where the
@@ -238,13 +241,68 @@ TEST_CASE("fast-forward skips the same periods on XCDs of equal shares and each 
   CHECK(skip_at_close(10, 20, 171, 85) == std::vector<std::uint64_t>{683, 340});
 }
 
+TEST_CASE("fast-forward's warm-up lasts until the kernel has filled as many bytes as the caches hold") {
+  // drive() fills 1000 bytes per dispatch (the engine counts what the L2s fetch from the fabric and
+  // what is written into them, not the requests that hit) and the rate is steady from the second
+  // round: without warm bytes the first window opens after 2 rounds (16 dispatches, the plan
+  // above); 24,000 bytes are filled at the third round's end, 33,000 during the fifth round, whose
+  // end the warm-up waits for.
+  const auto first_window = [](std::uint64_t warm_bytes) {
+    FastForward ff(true, kWorkgroups, kSlots, kXcdSlots, warm_bytes, 2 * kSlots, true);
+    const Driven d = drive(ff);
+    return d.boundaries.empty() ? std::uint64_t{0} : d.boundaries.front();
+  };
+  CHECK(first_window(0) == 16);
+  CHECK(first_window(24000) == 24);
+  CHECK(first_window(33000) == 40);
+}
+
+TEST_CASE("fast-forward plans no skip where the planned one rounds to no whole period") {
+  // 2 XCDs of 64 slots, a period of 4 rounds (256 workgroups per XCD), equal shares; the window
+  // opens at 256 dispatches and closes at 512. 940 left on each XCD, which keeps 2 x (2 x 64 + 128)
+  // + 2 x 64 = 640: (940 - 640) x 256 / (128 x 128) = 4 rounds, 2 now, 128 workgroups at the mean
+  // rate, half a period, which rounds down to none. Nothing is skipped, and the re-warm that would
+  // follow a skip is not taken out later (session 35: it was, at the windows' rate, a stretch that
+  // had run warm: FA3's causal forward on the H100 at B = 8 N = 8192 then wrote 3 % less to HBM).
+  constexpr std::uint64_t kXcdSlots64 = 64, kSlots128 = 2 * kXcdSlots64;
+  FastForward ff(true, 40 * kSlots128, kSlots128, kXcdSlots64, 0, 4 * kSlots128, false);
+  REQUIRE(ff.xcd_period() == 256);
+  ff.set_sequence([](std::uint32_t, std::uint64_t) { return std::uint64_t{10}; });
+  const auto snapshot = [](std::uint64_t per_xcd) {
+    KernelSnapshot k;
+    k.dispatched = {per_xcd, per_xcd};
+    k.xcd_tile_ops = {per_xcd * 10, per_xcd * 10};
+    k.tile_ops = 2 * per_xcd * 10;
+    k.time = static_cast<sim::Tick>(2 * per_xcd * 100);
+    k.per_xcd.assign(2, sim::TrafficCounters{});
+    return k;
+  };
+  CHECK_FALSE(ff.after_dispatch(linear_progress(128)));
+  REQUIRE(ff.after_dispatch(linear_progress(256)));
+  CHECK(ff.boundary(snapshot(128), {1068, 1068}) == std::vector<std::uint64_t>{0, 0});
+  CHECK_FALSE(ff.after_dispatch(linear_progress(384)));
+  REQUIRE(ff.after_dispatch(linear_progress(512)));
+  CHECK(ff.boundary(snapshot(256), {940, 940}) == std::vector<std::uint64_t>{0, 0});
+  CHECK_FALSE(ff.active());
+  sim::KernelResult r;
+  r.end = r.last_retire = 102400;
+  r.tile_ops = 5120;
+  double clock_integral = 0;
+  ff.extrapolate(r, 8, clock_integral);
+  CHECK(r.end == 102400);
+  CHECK(r.tile_ops == 5120);
+  CHECK(r.fast_forward.skipped_workgroups == 0);
+  CHECK(r.fast_forward.windows == 0);
+  CHECK(r.fast_forward.extrapolated == 0);
+}
+
 TEST_CASE("fast-forward leaves a grid too short to skip and a disabled one untouched") {
   // 11 rounds: warm-up, two windows, a re-warm, two skipped and two tail rounds need 12.
   for (const bool enabled : {true, false}) {
     FastForward ff(enabled, (enabled ? 11 : kRounds) * kSlots, kSlots, kXcdSlots, 0, 2 * kSlots, true);
     CHECK_FALSE(ff.active());
   }
-  // Warm bytes not reached: no window opens, nothing is skipped.
+  // Warm bytes not filled: no window opens, nothing is skipped.
   FastForward cold(true, kWorkgroups, kSlots, kXcdSlots, ~std::uint64_t{0}, 2 * kSlots, true);
   const Driven d = drive(cold);
   CHECK(d.boundaries.empty());
@@ -298,9 +356,10 @@ void check_against_full_run(report::PointSpec full, std::uint64_t skipped_part) 
 }  // namespace
 
 TEST_CASE("fast-forward in the approximate mode stays within 1 % in time and 2 % in bytes per level of the exact mode") {
-  // Grids of 13 to 27 rounds of the GPU's slots whose main kernels skip a quarter to a half of their
-  // workgroups (measured: within 0.1 % in time and 0.4 % in bytes). Tile operations are counted
-  // exactly, skipped ones included.
+  // Grids of 13 to 27 rounds of the GPU's slots whose main kernels skip a sixth to a half of their
+  // workgroups (measured: within 0.1 % in time and 0.4 % in bytes; the backward's kernels skip a
+  // sixth since session 35, their L2 hits no longer counting towards the warm-up's bytes). Tile
+  // operations are counted exactly, skipped ones included.
   struct Case {
     report::PointSpec spec;
     std::vector<std::string> skipping;  // kernels that must skip workgroups
@@ -326,7 +385,7 @@ TEST_CASE("fast-forward in the approximate mode stays within 1 % in time and 2 %
       CHECK(k["tile_ops"] == exact["kernels"][i]["tile_ops"]);
       CHECK(exact["kernels"][i]["fast_forward"]["skipped_workgroups"] == 0);
       for (const std::string& name : c.skipping) {
-        if (k["name"] == name) CHECK(k["fast_forward"]["skipped_workgroups"].get<std::uint64_t>() > k["workgroups"].get<std::uint64_t>() / 5);
+        if (k["name"] == name) CHECK(k["fast_forward"]["skipped_workgroups"].get<std::uint64_t>() > k["workgroups"].get<std::uint64_t>() / 8);
       }
     }
   }
