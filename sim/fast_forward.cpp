@@ -111,7 +111,13 @@ bool FastForward::after_dispatch(const DispatchProgress& p) {
         return false;
       }
       if (in % slots_ != 0) return false;
-      const bool settled = round_settled(p);
+      // As after the warm-up, the caches' contents are the kernel's again once it has filled as many
+      // bytes as they hold since the skip; but a re-warm that one more round would leave without
+      // room for a window before the tail ends now.
+      const bool refilled = p.filled_bytes - rewarm_filled_ >= warm_bytes_;
+      const bool no_room =
+          p.least_remaining < (kFastForwardTailRounds + kFastForwardMinWindowRounds + 1) * xcd_slots_;
+      const bool settled = round_settled(p) && (refilled || no_room);
       return in >= kFastForwardMaxRewarmRounds * slots_ || (in >= kFastForwardRewarmRounds * slots_ && settled);
     }
   }
@@ -249,6 +255,7 @@ std::vector<std::uint64_t> FastForward::boundary(const KernelSnapshot& now, cons
   if (std::all_of(skip.begin(), skip.end(), [](std::uint64_t n) { return n == 0; })) return skip;
   skips_.push_back(planned);
   state_ = State::rewarm;
+  rewarm_filled_ = last_.filled_bytes;
   mark_ = last_.dispatched;
   round_start_ = last_;
   have_last_round_ = false;

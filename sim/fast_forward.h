@@ -30,10 +30,12 @@ namespace attnsim::sim {
 // those hold): a grid whose traffic varies from round to round (along the heads of a batch, or in
 // cycles of several batches) is measured over as many as that. Up to
 // kFastForwardSkips skips of at least kFastForwardMinSkippedRounds; after each, a re-warm refills the
-// caches before the next window: at least kFastForwardRewarmRounds rounds, until neither the
-// L2-to-fabric requests nor the memory reads per tile operation of a round exceed the window's
-// before the skip by more than kFastForwardSettledExcess (or both stay within
-// kFastForwardSettledChange of the round before's), at most kFastForwardMaxRewarmRounds. A window
+// caches before the next window: at least kFastForwardRewarmRounds rounds, until the kernel has
+// filled the caches' capacity again since the skip and neither the L2-to-fabric requests nor the
+// memory reads per tile operation of a round exceed the window's before the skip by more than
+// kFastForwardSettledExcess (or both stay within kFastForwardSettledChange of the round before's),
+// at most kFastForwardMaxRewarmRounds; a re-warm that one more round would leave without room for
+// a window of kFastForwardMinWindowRounds before the tail need not wait for the refill. A window
 // closes, and none opens, once an XCD has fewer than kFastForwardTailRounds rounds of its slots'
 // workgroups left to start; kFastForwardTailRounds rounds and the last partial one are simulated.
 inline constexpr std::uint64_t kFastForwardWarmRounds = 2;
@@ -177,6 +179,7 @@ class FastForward {
   std::uint64_t xcd_period_ = 0;    // skips are whole multiples of it (0: whole rounds suffice)
   std::uint64_t period_ = 0;        // the grid's period (dispatches)
   std::uint64_t whole_window_ = 0;  // windows span exactly this many dispatches (0: they close when steady)
+  std::uint64_t rewarm_filled_ = 0;  // filled bytes when the current re-warm began
   std::uint64_t mark_ = 0;          // dispatch count the current window or re-warm began at
   DispatchProgress last_;           // at the last dispatch
   DispatchProgress round_start_;    // the current round's start
