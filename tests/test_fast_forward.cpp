@@ -52,6 +52,20 @@ KernelSnapshot linear_snapshot(double rounds, const std::vector<std::uint64_t>& 
   return k;
 }
 
+// A GPU of 2 XCDs with 64 slots each, for plans that need more workgroups per XCD than the grid above.
+constexpr std::uint64_t kXcdSlots64 = 64, kSlots128 = 2 * kXcdSlots64;
+
+// The snapshot of a 2-XCD kernel: each XCD's workgroups dispatched and tile operations run so far,
+// 100 ps per dispatch.
+KernelSnapshot two_xcd_snapshot(std::uint64_t xcd0, std::uint64_t xcd1, std::uint64_t ops0, std::uint64_t ops1) {
+  KernelSnapshot k;
+  k.dispatched = {xcd0, xcd1};
+  k.xcd_tile_ops = {ops0, ops1};
+  k.tile_ops = ops0 + ops1;
+  k.time = static_cast<sim::Tick>((xcd0 + xcd1) * 100);
+  return k;
+}
+
 // The progress of a grid whose every dispatch fills 1000 bytes and adds 10 tile operations, 5
 // fabric requests and 100 ps.
 DispatchProgress linear_progress(std::uint64_t dispatched) {
@@ -201,16 +215,6 @@ TEST_CASE("fast-forward skips the same periods on XCDs of equal shares and each 
   // 2 XCDs of 64 slots, a period of 2 rounds (128 workgroups per XCD), workgroups of unequal work;
   // the warm-up's second round agrees with its first (a window opens at 256 dispatches), and so do
   // the window's (it closes at 512). Each XCD keeps 2 x (2 x 64 + 128) + 2 x 64 = 640.
-  constexpr std::uint64_t kXcdSlots64 = 64, kSlots128 = 2 * kXcdSlots64;
-  // Each XCD's workgroups dispatched and tile operations run so far.
-  const auto snapshot = [](std::uint64_t xcd0, std::uint64_t xcd1, std::uint64_t ops0, std::uint64_t ops1) {
-    KernelSnapshot k;
-    k.dispatched = {xcd0, xcd1};
-    k.xcd_tile_ops = {ops0, ops1};
-    k.tile_ops = ops0 + ops1;
-    k.time = static_cast<sim::Tick>((xcd0 + xcd1) * 100);
-    return k;
-  };
   // The skip at the window's close, the XCDs' workgroups being of `work0` and `work1` tile
   // operations and each having started `in0` and `in1` in the window.
   const auto skip_at_close = [&](std::uint64_t work0, std::uint64_t work1, std::uint64_t in0, std::uint64_t in1) {
@@ -220,10 +224,10 @@ TEST_CASE("fast-forward skips the same periods on XCDs of equal shares and each 
     CHECK_FALSE(ff.after_dispatch(linear_progress(128)));
     REQUIRE(ff.after_dispatch(linear_progress(256)));
     // Both XCDs' CUs ran 1280 tile operations in the warm-up, whatever their workgroups' work.
-    CHECK(ff.boundary(snapshot(128, 128, 1280, 1280), {2432, 2432}) == std::vector<std::uint64_t>{0, 0});
+    CHECK(ff.boundary(two_xcd_snapshot(128, 128, 1280, 1280), {2432, 2432}) == std::vector<std::uint64_t>{0, 0});
     CHECK_FALSE(ff.after_dispatch(linear_progress(384)));
     REQUIRE(ff.after_dispatch(linear_progress(512)));
-    return ff.boundary(snapshot(128 + in0, 128 + in1, 1280 + in0 * work0, 1280 + in1 * work1), {2432 - in0, 2432 - in1});
+    return ff.boundary(two_xcd_snapshot(128 + in0, 128 + in1, 1280 + in0 * work0, 1280 + in1 * work1), {2432 - in0, 2432 - in1});
   };
   // Equal shares, XCD 0 one workgroup short of the mean in the window and XCD 1 one over (where the
   // window cut their periods): XCD 0 may skip (2305 - 640) x 256 / (127 x 128) = 26 rounds of the
@@ -283,25 +287,15 @@ TEST_CASE("fast-forward plans no skip where the planned one rounds to no whole p
   // rate, half a period, which rounds down to none. Nothing is skipped, and the re-warm that would
   // follow a skip is not taken out later (session 35: it was, at the windows' rate, a stretch that
   // had run warm: FA3's causal forward on the H100 at B = 8 N = 8192 then wrote 3 % less to HBM).
-  constexpr std::uint64_t kXcdSlots64 = 64, kSlots128 = 2 * kXcdSlots64;
   FastForward ff(true, 40 * kSlots128, kSlots128, kXcdSlots64, 0, 4 * kSlots128, false);
   REQUIRE(ff.xcd_period() == 256);
   ff.set_sequence([](std::uint32_t, std::uint64_t) { return std::uint64_t{10}; });
-  const auto snapshot = [](std::uint64_t per_xcd) {
-    KernelSnapshot k;
-    k.dispatched = {per_xcd, per_xcd};
-    k.xcd_tile_ops = {per_xcd * 10, per_xcd * 10};
-    k.tile_ops = 2 * per_xcd * 10;
-    k.time = static_cast<sim::Tick>(2 * per_xcd * 100);
-    k.per_xcd.assign(2, sim::TrafficCounters{});
-    return k;
-  };
   CHECK_FALSE(ff.after_dispatch(linear_progress(128)));
   REQUIRE(ff.after_dispatch(linear_progress(256)));
-  CHECK(ff.boundary(snapshot(128), {1068, 1068}) == std::vector<std::uint64_t>{0, 0});
+  CHECK(ff.boundary(two_xcd_snapshot(128, 128, 1280, 1280), {1068, 1068}) == std::vector<std::uint64_t>{0, 0});
   CHECK_FALSE(ff.after_dispatch(linear_progress(384)));
   REQUIRE(ff.after_dispatch(linear_progress(512)));
-  CHECK(ff.boundary(snapshot(256), {940, 940}) == std::vector<std::uint64_t>{0, 0});
+  CHECK(ff.boundary(two_xcd_snapshot(256, 256, 2560, 2560), {940, 940}) == std::vector<std::uint64_t>{0, 0});
   CHECK_FALSE(ff.active());
   sim::KernelResult r;
   r.end = r.last_retire = 102400;
