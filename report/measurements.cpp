@@ -29,7 +29,8 @@ const std::map<std::string, std::string>& metric_keys() {
       {"l2_read_request_bytes", "/traffic/l2_read_request_bytes"},
       {"l2_atomic_request_bytes", "/traffic/l2_atomic_request_bytes"},
       {"l2_far_partition_bytes", "/traffic/l2_far_partition_bytes"},
-      {"matrix_flops", "/matrix_flops_issued"}};
+      {"matrix_flops", "/matrix_flops_issued"},
+      {"matrix_utilisation", ""}};
   return m;
 }
 
@@ -46,6 +47,20 @@ std::vector<std::string> known_metrics() {
 }
 
 double predicted(const nlohmann::json& report, const std::string& metric) {
+  if (metric == "matrix_utilisation") {
+    // The profiler's figure is one kernel's (the pass's matrix kernel): the kernel whose matrix
+    // pipes were busy longest.
+    double busiest = -1, utilisation = 0;
+    for (const auto& k : report.at("kernels")) {
+      const double u = k.at("utilisation").at("matrix").get<double>();
+      const double busy = u * k.at("time_us").get<double>();
+      if (busy > busiest) {
+        busiest = busy;
+        utilisation = u;
+      }
+    }
+    return utilisation;
+  }
   if (metric == "l2_fabric_read_plus_write_bytes") {
     return report["traffic"]["l2_fabric_read_bytes"].get<double>() + report["traffic"]["l2_fabric_write_bytes"].get<double>();
   }
@@ -124,6 +139,13 @@ std::vector<MeasuredCase> read_measurements(const std::string& path) {
       throw ConfigError(where("causal"), "causal", "expected 0 or 1, got \"" + causal + "\"");
     }
     p.causal = causal == "1";
+    if (column.count("layout") && !get("layout").empty()) {
+      const std::string layout = get("layout");
+      if (layout != "bshd" && layout != "bhsd") {
+        throw ConfigError(where("layout"), "layout", "expected bshd or bhsd, got \"" + layout + "\"");
+      }
+      p.layout = layout == "bshd" ? workloads::Layout::bshd : workloads::Layout::bhsd;
+    }
     workloads::validate(p, path + ":" + std::to_string(line));
     c.metric = get("metric");
     if (!metric_keys().count(c.metric)) {

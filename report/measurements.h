@@ -20,11 +20,15 @@ struct MeasuredCase {
 
 // The metrics a measurement may name, with the report key each is compared against.
 std::vector<std::string> known_metrics();
-// The predicted value of `metric` in a run report. Contract: `metric` is one of known_metrics().
+// The predicted value of `metric` in a run report. Contract: `metric` is one of known_metrics();
+// `matrix_utilisation` is the busy fraction of the matrix pipes of the report's kernel whose matrix
+// pipes were busy longest (a profiler's MFMA utilisation is one kernel's).
 double predicted(const nlohmann::json& report, const std::string& metric);
 
-// Reads every row of a measurements CSV (RFC 4180 quoting). Contract: throws arch::ConfigError
-// naming file:line and the column on a missing column, a bad number, an unknown metric or direction.
+// Reads every row of a measurements CSV (RFC 4180 quoting). An optional `layout` column (bshd or
+// bhsd; empty or absent: bshd) sets the problem's memory layout. Contract: throws arch::ConfigError
+// naming file:line and the column on a missing column, a bad number, an unknown metric, direction or
+// layout.
 std::vector<MeasuredCase> read_measurements(const std::string& path);
 
 }  // namespace attnsim::report
