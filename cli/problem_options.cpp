@@ -95,13 +95,9 @@ workloads::Problem ProblemOptions::problem() const {
     const auto [l, r] = parse_pair("--window", window, "window.left", "window.right");
     p.window = workloads::Window{l, r};
   }
-  if (layout == "bshd") {
-    p.layout = workloads::Layout::bshd;
-  } else if (layout == "bhsd") {
-    p.layout = workloads::Layout::bhsd;
-  } else {
-    throw ConfigError(ValueOrigin{"--layout " + layout, 0, 0, {}}, "layout", "expected bshd or bhsd");
-  }
+  const auto parsed_layout = workloads::parse_layout(layout);
+  if (!parsed_layout) throw ConfigError(ValueOrigin{"--layout " + layout, 0, 0, {}}, "layout", "expected bshd or bhsd");
+  p.layout = *parsed_layout;
   workloads::validate(p, "problem flags");
   return p;
 }

@@ -139,12 +139,11 @@ std::vector<MeasuredCase> read_measurements(const std::string& path) {
       throw ConfigError(where("causal"), "causal", "expected 0 or 1, got \"" + causal + "\"");
     }
     p.causal = causal == "1";
-    if (column.count("layout") && !get("layout").empty()) {
-      const std::string layout = get("layout");
-      if (layout != "bshd" && layout != "bhsd") {
-        throw ConfigError(where("layout"), "layout", "expected bshd or bhsd, got \"" + layout + "\"");
-      }
-      p.layout = layout == "bshd" ? workloads::Layout::bshd : workloads::Layout::bhsd;
+    const std::string layout = column.count("layout") ? get("layout") : std::string();
+    if (!layout.empty()) {
+      const auto parsed_layout = workloads::parse_layout(layout);
+      if (!parsed_layout) throw ConfigError(where("layout"), "layout", "expected bshd or bhsd, got \"" + layout + "\"");
+      p.layout = *parsed_layout;
     }
     workloads::validate(p, path + ":" + std::to_string(line));
     c.metric = get("metric");

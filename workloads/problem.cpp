@@ -17,6 +17,11 @@ using arch::ConfigError;
 using arch::ValueOrigin;
 
 std::string_view to_string(Layout l) { return l == Layout::bshd ? "bshd" : "bhsd"; }
+std::optional<Layout> parse_layout(std::string_view text) {
+  if (text == "bshd") return Layout::bshd;
+  if (text == "bhsd") return Layout::bhsd;
+  return std::nullopt;
+}
 std::string_view to_string(CausalAlign a) { return a == CausalAlign::top_left ? "top_left" : "bottom_right"; }
 
 std::string Problem::describe() const {
@@ -113,7 +118,7 @@ Problem load_problem_table(const toml::table& t, const std::string& file) {
   };
   const std::string dtype = text_of("dtype", {"bf16", "fp16", "fp8"});
   p.dtype = *arch::parse_dtype(dtype);  // text_of admitted only the three names
-  p.layout = text_of("layout", {"bshd", "bhsd"}) == "bshd" ? Layout::bshd : Layout::bhsd;
+  p.layout = *parse_layout(text_of("layout", {"bshd", "bhsd"}));  // text_of admitted only the two names
   const toml::node* c = t.get("causal");
   if (!c) throw ConfigError(ValueOrigin{file, 0, 0, {}}, "causal", "missing; expected false, true (= \"bottom_right\"), \"top_left\" or \"bottom_right\"");
   if (c->is_boolean()) {

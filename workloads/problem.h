@@ -14,6 +14,8 @@ using arch::Dtype;
 // Memory layout of Q, K, V, O and their gradients: [batch, seq, heads, dim] or [batch, heads, seq, dim].
 enum class Layout { bshd, bhsd };
 std::string_view to_string(Layout l);
+// The layout named `text` ("bshd" or "bhsd"); nullopt for any other text.
+std::optional<Layout> parse_layout(std::string_view text);
 
 // Which diagonal a causal mask follows when seqlen_q != seqlen_k: top-left (query i sees keys
 // j <= i) or bottom-right (query i sees keys j <= i + seqlen_k - seqlen_q, as FlashAttention-2).
