@@ -601,6 +601,35 @@ TEST_CASE("longest_first: sections of heads in turn with the heads fastest and t
   CHECK(dense.kernels.at(0).grid == GridOrder::blocks_first);
 }
 
+TEST_CASE("aotriton launches a head's tiles one after another and triton-amd the heads of one tile") {
+  // AOTriton's grids (ROCm/aotriton v2src/flash/attn_fwd.cc, attn_bwd.cc): (tiles, heads, batch),
+  // the tile fastest; aiter's Triton backend: (heads, tiles, batch). N = 512: 4 query tiles of
+  // 128 (forward), 8 key blocks of 64 (AOTriton's dK/dV kernel), 8 query blocks of 64 (its dQ
+  // kernel); 4 query heads on 2 KV heads.
+  Problem p = d128(512);
+  p.heads_q = 4;
+  p.heads_kv = 2;
+  const KernelProgram aot_fwd = test::build(p, "aotriton", Direction::fwd).kernels.at(0);
+  CHECK(aot_fwd.grid_coord(1).block == 1);
+  CHECK(aot_fwd.grid_coord(1).head == 0);
+  CHECK(aot_fwd.grid_coord(4).block == 0);
+  CHECK(aot_fwd.grid_coord(4).head == 1);
+  const KernelProgram tri_fwd = test::build(p, "triton-amd", Direction::fwd).kernels.at(0);
+  CHECK(tri_fwd.grid_coord(1).block == 0);
+  CHECK(tri_fwd.grid_coord(1).head == 1);
+  const auto aot_bwd = test::build(p, "aotriton", Direction::bwd);
+  const KernelProgram& dkdv = aot_bwd.kernels.at(1);
+  const KernelProgram& dq = aot_bwd.kernels.at(2);
+  REQUIRE(dkdv.kind == KernelKind::bwd_main);
+  REQUIRE(dq.kind == KernelKind::bwd_dq);
+  CHECK(dkdv.heads == 2);  // one workgroup per KV head and key block (grid y = K's heads)
+  CHECK(dkdv.grid_coord(7).block == 7);
+  CHECK(dkdv.grid_coord(7).head == 0);
+  CHECK(dkdv.grid_coord(8).head == 1);
+  CHECK(dq.grid_coord(9).block == 1);
+  CHECK(dq.grid_coord(9).head == 1);
+}
+
 TEST_CASE("fa3's sections: the heads whose loop tensors fit its L2 share (tile_scheduler.hpp)") {
   // Forward: 32 MiB for K and V; at N = 8192 a head's are 8192 x 256 x 2 B = 4 MiB: 8 heads.
   Problem p = d128(8192);

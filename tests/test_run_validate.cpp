@@ -415,7 +415,7 @@ TEST_CASE("the MI300X forwards of attn-dsl-bench parse into the cases they descr
     utilisation += c.metric == "matrix_utilisation" ? 1 : 0;
     // The Triton baseline and PyTorch's SDPA (AOTriton) read the harness's B H N D tensors; aiter
     // is called on B N H D copies.
-    const bool triton_family = c.point.kernel == "triton-amd" || c.point.kernel == "aotriton";
+    const bool triton_family = c.point.kernel.rfind("triton-amd", 0) == 0 || c.point.kernel == "aotriton";
     CHECK((c.point.problem.layout == attnsim::workloads::Layout::bhsd) == triton_family);
     bhsd += triton_family ? 1 : 0;
   }

@@ -233,14 +233,24 @@ KernelSchedule triton_amd() {
 KernelSchedule aotriton() {
   KernelSchedule k = triton_amd();
   k.name = "aotriton";
-  k.source = "AOTriton, ROCm aten::_efficient_attention (FA-SCHED Part A: the seed; two-pass, 64x64 blocks)";
+  k.source = "AOTriton, ROCm aten::_efficient_attention (FA-SCHED Part A: the seed; two-pass, 64x64 blocks; "
+             "grids from ROCm/aotriton v2src/flash)";
   k.fwd.block_m = 128;  // estimate (not in the references)
   k.fwd.block_n = 64;   // estimate
+  // Every AOTriton kernel's grid is (tiles, heads, batch), the tile index fastest: attn_fwd's
+  // (cdiv(seqlen_q, BLOCK_M), Hq, B) (ROCm/aotriton v2src/flash/attn_fwd.cc @00e1e36a, its
+  // grid_calculator; the persistent form, tritonsrc/fwd_kernel.py @52a37783, numbers its tiles the
+  // same way: the Q tile, then the head, then the batch), bwd_kernel_dk_dv's (cdiv(seqlen_k,
+  // BLOCK_N), Hkv, B) and bwd_kernel_dq's (cdiv(seqlen_q, BLOCK_M), Hq, B) (v2src/flash/attn_bwd.cc
+  // @0039df31). Consecutive workgroups are one head's tiles, not the heads of one tile (the Triton
+  // AMD backend's forward and fused backward, whose grids this preset otherwise borrows).
+  k.fwd.grid = GridOrder::blocks_first;
+  k.bwd.grid = GridOrder::blocks_first;
   k.bwd.block_m = 64;   // "block_q = block_kv = 64 (default for d=128)" (TraceLens PR #757 ec6e1ef0)
   k.bwd.block_n = 64;
   k.bwd.dq_block_m = 64;
   k.bwd.dq_block_n = 64;
-  k.bwd.gqa = GqaMode::kv_loop;  // estimate
+  k.bwd.gqa = GqaMode::kv_loop;  // bwd_kernel_dk_dv runs one workgroup per KV head (grid y = K's heads, attn_bwd.cc)
   for (LoopDensity* d : {&k.fwd.loop, &k.bwd.loop, &k.bwd.dq_loop}) {
     d->source = std::string("estimate (AOTriton code objects not read; aiter-v3 density)");
   }
