@@ -242,8 +242,8 @@ KernelSchedule aotriton() {
   // grid_calculator; the persistent form, tritonsrc/fwd_kernel.py @52a37783, numbers its tiles the
   // same way: the Q tile, then the head, then the batch), bwd_kernel_dk_dv's (cdiv(seqlen_k,
   // BLOCK_N), Hkv, B) and bwd_kernel_dq's (cdiv(seqlen_q, BLOCK_M), Hq, B) (v2src/flash/attn_bwd.cc
-  // @0039df31). Consecutive workgroups are one head's tiles, not the heads of one tile (the Triton
-  // AMD backend's forward and fused backward, whose grids this preset otherwise borrows).
+  // @0039df31). Consecutive workgroups are one head's tiles, where the Triton AMD backend, whose
+  // schedule this preset otherwise borrows, launches the heads of one tile one after another.
   k.fwd.grid = GridOrder::blocks_first;
   k.bwd.grid = GridOrder::blocks_first;
   k.bwd.block_m = 64;   // "block_q = block_kv = 64 (default for d=128)" (TraceLens PR #757 ec6e1ef0)
