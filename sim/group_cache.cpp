@@ -31,7 +31,6 @@ GroupCache::GroupCache(std::uint64_t capacity_bytes, std::uint32_t max_groups, s
     resident_.reserve(max_groups);
     order_.reserve(max_groups);
   }
-  shapes_.reserve(16);
   free_.reserve(max_groups);
   for (std::uint32_t g = max_groups; g-- > 0;) free_.push_back(g);
   std::uint32_t bits = 1;
@@ -48,15 +47,15 @@ std::uint64_t GroupCache::slot_for(std::uint64_t key) const {
   }
 }
 
-std::uint64_t GroupCache::shape_index(const GroupShape& shape) {
+std::uint64_t GroupShapes::index_of(const GroupShape& shape) {
   const auto same = [&](const GroupShape& o) { return o.stride == shape.stride && o.units_per_row == shape.units_per_row; };
-  if (last_shape_ < shapes_.size() && same(shapes_[last_shape_])) return last_shape_;
+  if (last_ < shapes_.size() && same(shapes_[last_])) return last_;
   for (std::uint64_t i = 0; i < shapes_.size(); ++i) {
-    if (same(shapes_[i])) return last_shape_ = i;
+    if (same(shapes_[i])) return last_ = i;
   }
-  if (shapes_.size() == (std::uint64_t{1} << (64 - kKeyBits))) throw std::length_error("GroupCache: more than 65536 group shapes");
+  if (shapes_.size() == (std::uint64_t{1} << 16)) throw std::length_error("more than 65536 group shapes");
   shapes_.push_back(shape);
-  return last_shape_ = shapes_.size() - 1;
+  return last_ = shapes_.size() - 1;
 }
 
 void GroupCache::reject_key(std::uint64_t key) {
@@ -64,7 +63,7 @@ void GroupCache::reject_key(std::uint64_t key) {
 }
 
 std::uint32_t GroupCache::insert_at(std::uint64_t slot, std::uint64_t key, const GroupShape& shape) {
-  const std::uint64_t tagged = key | shape_index(shape) << kKeyBits;
+  const std::uint64_t tagged = key | shapes_.index_of(shape) << kKeyBits;
   const std::uint32_t g = free_.back();
   free_.pop_back();
   groups_[g] = Group{tagged, 0, 0, kNone, kNone};
@@ -115,17 +114,21 @@ void GroupCache::map_sets(std::uint32_t g, std::uint64_t key, std::uint64_t shap
   group_memo_[g] = static_cast<std::uint32_t>(at);
 }
 
-void GroupCache::find_sets(std::uint64_t* m, std::uint64_t key, std::uint64_t shape_index) const {
-  const GroupShape& shape = shapes_[shape_index];
-  std::fill(m, m + sets_ + 1, 0);
+void find_group_sets(std::uint64_t* m, std::uint64_t key, const GroupShape& shape, std::uint32_t sets,
+                     const Divisor& line) {
+  std::fill(m, m + sets + 1, 0);
   const std::uint32_t per_row = shape.units_per_row ? shape.units_per_row : 64;
   std::uint64_t row = key;
   for (std::uint32_t first = 0; first < 64; first += per_row, row += shape.stride) {
     for (std::uint32_t u = 0; u < per_row && first + u < 64; ++u) {
-      m[line_div_.div(row + 64 * u) % sets_] |= std::uint64_t{1} << (first + u);
+      m[line.div(row + 64 * u) % sets] |= std::uint64_t{1} << (first + u);
     }
   }
-  for (std::uint32_t k = 0; k < sets_ && k < 64; ++k) m[sets_] |= std::uint64_t{m[k] != 0} << k;
+  for (std::uint32_t k = 0; k < sets && k < 64; ++k) m[sets] |= std::uint64_t{m[k] != 0} << k;
+}
+
+void GroupCache::find_sets(std::uint64_t* m, std::uint64_t key, std::uint64_t shape_index) const {
+  find_group_sets(m, key, shapes_[shape_index], sets_, line_div_);
 }
 
 void GroupCache::unlink(std::uint32_t g) {

@@ -32,6 +32,25 @@ struct GroupShape {
   std::uint32_t units_per_row = 0;  // 64 B units per row (rows x units_per_row <= 64)
 };
 
+// The distinct group shapes a cache has seen, numbered in the order first seen. Contract:
+// index_of(shape) returns the shape's number, adding it if new (std::length_error beyond 65536
+// shapes); the last one found is tried first. Allocates only for a shape beyond the first 16.
+class GroupShapes {
+ public:
+  GroupShapes() { shapes_.reserve(16); }
+  std::uint64_t index_of(const GroupShape& shape);
+  const GroupShape& operator[](std::uint64_t i) const { return shapes_[i]; }
+
+ private:
+  std::vector<GroupShape> shapes_;
+  std::uint64_t last_ = 0;
+};
+
+// Group `key` of `shape`'s units in each set of a cache of `sets` sets indexed by (address / line)
+// mod sets: m[k] for k < sets; then m[sets] with bit k set when set k (k < 64) holds one of them.
+void find_group_sets(std::uint64_t* m, std::uint64_t key, const GroupShape& shape, std::uint32_t sets,
+                     const Divisor& line);
+
 // Contract: an approximation of a cache of `capacity_bytes`, bounded against the exact
 // set-associative cache in tests (docs/model.md, approximate mode). Every group is identified by a
 // key (the address of its first unit) and keeps the same shape for its life; a group of units is
@@ -94,9 +113,9 @@ class GroupCache {
     std::uint64_t key() const { return tagged & kKeyMask; }
   };
   static constexpr int kKeyBits = 48;
+  static_assert(64 - kKeyBits == 16, "a shape's number (GroupShapes: at most 65536) fills the key's top bits");
   static constexpr std::uint64_t kKeyMask = (std::uint64_t{1} << kKeyBits) - 1;
   const GroupShape& shape_of(const Group& g) const { return shapes_[g.tagged >> kKeyBits]; }
-  std::uint64_t shape_index(const GroupShape& shape);
   [[noreturn]] static void reject_key(std::uint64_t key);
   // The table slot that holds `key`, or the empty slot that ends its probe run (where an insert of
   // `key` goes while the table does not change).
@@ -157,8 +176,7 @@ class GroupCache {
   std::uint64_t capacity_units_;
   std::uint64_t used_units_ = 0;
   std::vector<Group, HugePageAllocator<Group>> groups_;
-  std::vector<GroupShape> shapes_;   // the distinct shapes seen, by index
-  std::uint64_t last_shape_ = 0;     // the index shape_index found last
+  GroupShapes shapes_;               // the distinct shapes seen, by index
   std::vector<std::uint32_t> free_;
   std::vector<std::uint32_t, HugePageAllocator<std::uint32_t>> table_;  // open addressing, linear probing: group index or kNone
   std::uint32_t shift_ = 0;           // 64 - log2(table size)

@@ -26,6 +26,8 @@ void L1Caches::build(std::uint64_t bytes) {
   size_ = bytes;
   exact_.clear();
   groups_.clear();
+  small_.clear();
+  set_masks_.reset();
   if (approximate_) {
     // Room for the groups of an L1 full of groups a quarter valid, as the approximate L2. The
     // exact L1's few sets (line mod sets) are kept: each holds its share of the capacity, so that
@@ -33,6 +35,12 @@ void L1Caches::build(std::uint64_t bytes) {
     // have the part of the L1 they would have (docs/model.md, approximate mode).
     const auto max_groups = static_cast<std::uint32_t>(bytes / (64 * 16));
     const auto sets = static_cast<std::uint32_t>(gpu_->l1_sets());
+    if (max_groups <= SmallGroupCache::kMaxGroups) {
+      set_masks_.emplace(sets, static_cast<std::uint32_t>(l1.line.value));
+      small_.reserve(cus);
+      for (std::uint32_t i = 0; i < cus; ++i) small_.emplace_back(bytes, max_groups, sets);
+      return;
+    }
     groups_.reserve(cus);
     for (std::uint32_t i = 0; i < cus; ++i) {
       groups_.emplace_back(bytes, max_groups, sets, static_cast<std::uint32_t>(l1.line.value));
@@ -63,12 +71,15 @@ bool L1Caches::read(std::uint32_t cu, std::uint64_t line_address, std::uint32_t 
 void L1Caches::invalidate() {
   for (auto& c : exact_) c.invalidate();
   for (auto& g : groups_) g.invalidate();
+  for (auto& g : small_) g.invalidate();
 }
 
 std::uint64_t L1Caches::state_bytes() const {
   std::uint64_t n = 0;
   for (const auto& c : exact_) n += c.state_bytes();
   for (const auto& g : groups_) n += g.state_bytes();
+  for (const auto& g : small_) n += g.state_bytes();
+  if (set_masks_) n += set_masks_->state_bytes();
   return n;
 }
 

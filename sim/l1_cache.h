@@ -6,8 +6,11 @@
 #include <vector>
 
 #include "arch/gpu_spec.h"
+#include <optional>
+
 #include "sim/group_cache.h"
 #include "sim/lru_ring.h"
+#include "sim/small_group_cache.h"
 
 namespace attnsim::sim {
 
@@ -16,7 +19,9 @@ namespace attnsim::sim {
 // that keeps validity per 64 B unit of a line: a miss fills the units the request touched (the L1
 // forwards the request's byte range, which the L2's request-size rules then see), so a later
 // request hits only if every unit it touches is valid. Approximate mode: a GroupCache of the L1's
-// size and sets per CU, keyed like the L2's groups (also valid per 64 B unit). Deterministic.
+// size and sets per CU, keyed like the L2's groups (also valid per 64 B unit); held as a
+// SmallGroupCache (the same outcome, faster) when it has room for at most
+// SmallGroupCache::kMaxGroups groups (MI300X: 32). Deterministic.
 class L1Caches {
  public:
   // Contract: throws arch::ConfigError unless l1.line equals l2.line (requests are L2 lines) and
@@ -30,6 +35,7 @@ class L1Caches {
   // Approximate mode: a read of the 64 B units `units` of group `key` by CU `cu`; returns the units
   // that were present, then fills the others.
   std::uint64_t read_group(std::uint32_t cu, std::uint64_t key, const GroupShape& shape, std::uint64_t units) {
+    if (set_masks_) return small_[cu].access(key, shape, units, units, *set_masks_);
     return groups_[cu].access(key, shape, units, units, 0, [](auto&&...) {});
   }
   // Drops every line of every L1 (the command processor does so when a kernel starts).
@@ -46,7 +52,9 @@ class L1Caches {
   bool approximate_;
   std::uint64_t size_ = 0;
   std::vector<LruRing> exact_;         // per CU
-  std::vector<GroupCache> groups_;     // per CU, approximate mode
+  std::vector<GroupCache> groups_;     // per CU, approximate mode (large L1s)
+  std::vector<SmallGroupCache> small_; // per CU, approximate mode (small L1s)
+  std::optional<GroupSetMasks> set_masks_;  // the small L1s' sets of each group shape
 };
 
 }  // namespace attnsim::sim

@@ -1,5 +1,6 @@
-// The approximate mode's tag state (GroupCache) and how a tile's rows fall into groups
-// (MemoryPath::for_each_group): hand-computed cases, and a plain LRU list as a reference.
+// The approximate mode's tag state (GroupCache, and SmallGroupCache for a CU's L1) and how a
+// tile's rows fall into groups (MemoryPath::for_each_group): hand-computed cases, and a plain LRU
+// list as a reference.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 
 #include "sim/group_cache.h"
 #include "sim/memory_path.h"
+#include "sim/small_group_cache.h"
 
 using namespace attnsim::sim;
 
@@ -323,6 +325,72 @@ TEST_CASE("a group cache of few sets behaves as a plain LRU list with per-set sh
       REQUIRE(hits == reference.access(key, shape, mask, fill, dirty, expected));
       REQUIRE(got == expected);
     }
+  }
+}
+
+TEST_CASE("a small group cache of few sets gives each set its share as a cache indexed by line modulo sets") {
+  // The hand-computed case of the group cache above: 4 sets of 128 B lines, 64 units (16 per set);
+  // eight kRows rows fill sets 0 and 1 with 16 units each, so a second such group evicts the first.
+  GroupSetMasks masks(4, 128);
+  SmallGroupCache c(64 * 64, 16, 4);
+  const std::uint64_t eight_rows = 0xffffffffull;
+  CHECK(c.access(0x10000, kRows, eight_rows, eight_rows, masks) == 0);
+  CHECK(c.valid_bytes_in_set(0) == 16 * 64);
+  CHECK(c.valid_bytes_in_set(1) == 16 * 64);
+  CHECK(c.valid_bytes_in_set(2) == 0);
+  CHECK(c.access(0x10000, kRows, 0b11, 0, masks) == 0b11);  // a probe: held
+  CHECK(c.access(0x90000, kRows, eight_rows, eight_rows, masks) == 0);
+  CHECK(c.groups() == 1);
+  CHECK(c.access(0x10000, kRows, eight_rows, 0, masks) == 0);  // evicted; a probe does not allocate
+  CHECK(c.groups() == 1);
+  // Rows 256 B apart spread over the four sets: two groups of 32 units fit.
+  const GroupShape contiguous{256, 4};
+  SmallGroupCache spread(64 * 64, 16, 4);
+  CHECK(spread.access(0x20000, contiguous, eight_rows, eight_rows, masks) == 0);
+  CHECK(spread.access(0x20800, contiguous, eight_rows, eight_rows, masks) == 0);
+  for (std::uint32_t k = 0; k < 4; ++k) CHECK(spread.valid_bytes_in_set(k) == 16 * 64);
+  CHECK(spread.access(0x20000, contiguous, eight_rows, 0, masks) == eight_rows);
+  spread.invalidate();
+  CHECK(spread.valid_bytes() == 0);
+  CHECK(spread.access(0x20000, contiguous, eight_rows, 0, masks) == 0);
+  CHECK_THROWS_AS(SmallGroupCache(1 << 20, SmallGroupCache::kMaxGroups + 1, 4), std::invalid_argument);
+  CHECK_THROWS_AS(GroupSetMasks(4, 96), std::invalid_argument);
+  CHECK_THROWS_AS(GroupSetMasks(0, 128), std::invalid_argument);
+}
+
+TEST_CASE("a small group cache gives a group cache's outcome access for access over a long random run") {
+  // Reads and probes only (an L1 allocates on reads and holds nothing dirty). Keys of two shapes,
+  // some 64 B off a line (their sets found on every insert); 128 sets of 64 B lines, more sets than
+  // a word has bits; up to the most groups a small cache holds.
+  std::mt19937_64 random(38);
+  const GroupShape strided{2048, 4}, contiguous{256, 4};
+  struct Geometry {
+    std::uint32_t max_groups, sets, line;
+  };
+  for (const Geometry& g : {Geometry{2, 4, 128}, Geometry{8, 4, 128}, Geometry{32, 4, 128},
+                            Geometry{SmallGroupCache::kMaxGroups, 4, 128}, Geometry{40, 128, 64}}) {
+    CAPTURE(g.max_groups);
+    CAPTURE(g.sets);
+    const std::uint64_t capacity_units = 24 * g.max_groups;
+    GroupSetMasks masks(g.sets, g.line);
+    SmallGroupCache small(capacity_units * 64, g.max_groups, g.sets);
+    GroupCache cache(capacity_units * 64, g.max_groups, g.sets, g.line);
+    ListGroupCache reference(capacity_units, g.max_groups, g.sets, g.line);
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> evicted;
+    for (int i = 0; i < 6000; ++i) {
+      const std::uint64_t n = random() % (3 * g.max_groups + 5);
+      const std::uint64_t key = 0x100000 * n + (n % 3 == 0 ? 64 : 0) + (n % 5) * 128;
+      const GroupShape& shape = n % 2 ? strided : contiguous;  // a key keeps its shape
+      const std::uint64_t mask = random() & random();
+      const std::uint64_t fill = random() % 4 ? mask : 0;  // a read, or a probe without allocation
+      const std::uint64_t hits = small.access(key, shape, mask, fill, masks);
+      REQUIRE(hits == reference.access(key, shape, mask, fill, 0, evicted));
+      REQUIRE(hits == cache.access(key, shape, mask, fill, 0, kNoEvict));
+      REQUIRE(small.groups() == cache.groups());
+      REQUIRE(small.valid_bytes() == cache.valid_bytes());
+      for (std::uint32_t k = 0; k < g.sets; ++k) REQUIRE(small.valid_bytes_in_set(k) == cache.valid_bytes_in_set(k));
+    }
+    CHECK(evicted.empty());
   }
 }
 
