@@ -3,11 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "arch/gpu_spec.h"
-#include <optional>
-
 #include "sim/group_cache.h"
 #include "sim/lru_ring.h"
 #include "sim/small_group_cache.h"

@@ -1,5 +1,5 @@
 // The approximate mode's tag state of a small cache of few sets (a CU's vector L1): GroupCache's
-// outcome for clean groups, held in flat arrays searched by a scan, the sets of each group shape
+// outcome for clean groups, held in flat slots found by a byte tag, the sets of each group shape
 // found once for every cache that shares them.
 #pragma once
 
@@ -53,7 +53,8 @@ class SmallGroupCache {
   static constexpr std::uint32_t kMaxGroups = 64;
   SmallGroupCache(std::uint64_t capacity_bytes, std::uint32_t max_groups, std::uint32_t sets);
 
-  // Probes the units `mask` of group `key` (of `shape`, whose sets `masks` gives): returns the
+  // Probes the units `mask` of group `key` (of `shape`, whose sets `masks` gives; `masks` of this
+  // cache's number of sets, and the same for every access): returns the
   // units of `mask` that were valid; then makes `fill` valid (0: a probe that allocates nothing)
   // and the group most recently used if it is present afterwards.
   std::uint64_t access(std::uint64_t key, const GroupShape& shape, std::uint64_t mask, std::uint64_t fill,
