@@ -9,9 +9,7 @@ namespace attnsim::sim {
 GroupCache::GroupCache(std::uint64_t capacity_bytes, std::uint32_t max_groups, std::uint32_t sets,
                        std::uint32_t line_bytes, std::uint32_t sample)
     : capacity_units_(std::max<std::uint64_t>(1, capacity_bytes / 64)),
-      sets_(std::max<std::uint32_t>(1, sets)),
-      line_div_(std::max<std::uint32_t>(64, line_bytes)),
-      period_div_(std::uint64_t{std::max<std::uint32_t>(64, line_bytes)} * std::max<std::uint32_t>(1, sets)) {
+      sets_(std::max<std::uint32_t>(1, sets)) {
   if (line_bytes == 0 || line_bytes % 64 != 0) {
     throw std::invalid_argument("GroupCache: the line must be a positive multiple of 64 B, not " +
                                 std::to_string(line_bytes) + " B");
@@ -20,8 +18,8 @@ GroupCache::GroupCache(std::uint64_t capacity_bytes, std::uint32_t max_groups, s
   if (sets_ > 1) {
     set_capacity_units_ = std::max<std::uint64_t>(1, capacity_units_ / sets_);
     used_in_set_.assign(sets_, 0);
-    set_memo_.assign(std::size_t{max_groups} * (sets_ + 1), 0);
-    group_memo_.assign(max_groups, 0);
+    set_masks_.emplace(sets_, line_bytes);
+    set_units_.assign(std::size_t{max_groups} * (sets_ + 1), 0);
   }
   groups_.resize(max_groups);
   if (sample > 0) {
@@ -45,17 +43,6 @@ std::uint64_t GroupCache::slot_for(std::uint64_t key) const {
     const std::uint32_t g = table_[s];
     if (g == kNone || groups_[g].key() == key) return s;
   }
-}
-
-std::uint64_t GroupShapes::index_of(const GroupShape& shape) {
-  const auto same = [&](const GroupShape& o) { return o.stride == shape.stride && o.units_per_row == shape.units_per_row; };
-  if (last_ < shapes_.size() && same(shapes_[last_])) return last_;
-  for (std::uint64_t i = 0; i < shapes_.size(); ++i) {
-    if (same(shapes_[i])) return last_ = i;
-  }
-  if (shapes_.size() == (std::uint64_t{1} << 16)) throw std::length_error("more than 65536 group shapes");
-  shapes_.push_back(shape);
-  return last_ = shapes_.size() - 1;
 }
 
 void GroupCache::reject_key(std::uint64_t key) {
@@ -90,45 +77,8 @@ void GroupCache::erase_slot(std::uint64_t key) {
   table_[hole] = kNone;
 }
 
-void GroupCache::map_sets(std::uint32_t g, std::uint64_t key, std::uint64_t shape_index) {
-  const std::size_t width = sets_ + 1;
-  // A unit's set depends on the key only through key mod the period: the sets of a shape at each
-  // 64 B offset within the period are found once; a key off a 64 B boundary has its own entry.
-  if (key % 64 != 0) {
-    group_memo_[g] = static_cast<std::uint32_t>(std::size_t{g} * width);
-    find_sets(&set_memo_[group_memo_[g]], key, shape_index);
-    return;
-  }
-  const std::uint64_t offsets = period_div_.value() / 64;
-  const std::uint64_t entry = shape_index * offsets + period_div_.mod(key) / 64;
-  const std::size_t first = groups_.size() * width;  // the shared entries start after the groups'
-  if (entry >= memo_ready_.size()) {
-    memo_ready_.resize((shape_index + 1) * offsets, 0);
-    set_memo_.resize(first + memo_ready_.size() * width, 0);
-  }
-  const std::size_t at = first + entry * width;
-  if (!memo_ready_[entry]) {
-    find_sets(&set_memo_[at], key, shape_index);
-    memo_ready_[entry] = 1;
-  }
-  group_memo_[g] = static_cast<std::uint32_t>(at);
-}
-
-void find_group_sets(std::uint64_t* m, std::uint64_t key, const GroupShape& shape, std::uint32_t sets,
-                     const Divisor& line) {
-  std::fill(m, m + sets + 1, 0);
-  const std::uint32_t per_row = shape.units_per_row ? shape.units_per_row : 64;
-  std::uint64_t row = key;
-  for (std::uint32_t first = 0; first < 64; first += per_row, row += shape.stride) {
-    for (std::uint32_t u = 0; u < per_row && first + u < 64; ++u) {
-      m[line.div(row + 64 * u) % sets] |= std::uint64_t{1} << (first + u);
-    }
-  }
-  for (std::uint32_t k = 0; k < sets && k < 64; ++k) m[sets] |= std::uint64_t{m[k] != 0} << k;
-}
-
-void GroupCache::find_sets(std::uint64_t* m, std::uint64_t key, std::uint64_t shape_index) const {
-  find_group_sets(m, key, shapes_[shape_index], sets_, line_div_);
+void GroupCache::map_sets(std::uint32_t g, std::uint64_t key, const GroupShape& shape) {
+  std::copy_n(set_masks_->of(key, shape), sets_ + 1, &set_units_[std::size_t{g} * (sets_ + 1)]);
 }
 
 void GroupCache::unlink(std::uint32_t g) {
@@ -179,8 +129,8 @@ void GroupCache::invalidate() {
 
 std::uint64_t GroupCache::state_bytes() const {
   return groups_.size() * sizeof(Group) + free_.capacity() * sizeof(std::uint32_t) +
-         table_.size() * sizeof(std::uint32_t) + set_memo_.size() * sizeof(std::uint64_t) +
-         group_memo_.size() * sizeof(std::uint32_t) + (resident_.capacity() + order_.capacity()) * sizeof(Resident) +
+         table_.size() * sizeof(std::uint32_t) + set_units_.capacity() * sizeof(std::uint64_t) +
+         (set_masks_ ? set_masks_->state_bytes() : 0) + (resident_.capacity() + order_.capacity()) * sizeof(Resident) +
          pos_.size() * sizeof(std::uint32_t);
 }
 

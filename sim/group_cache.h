@@ -4,52 +4,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
-#include "sim/divisor.h"
+#include "sim/group_sets.h"
 #include "sim/host_prefetch.h"
 #include "sim/huge_page_allocator.h"
 
 namespace attnsim::sim {
-
-// The number of units set in a mask: the POPCNT instruction where the build targets it
-// (ATTNSIM_POPCNT), else a portable bit count that inlines (the builtin would become a library call
-// on the x86-64 baseline, which lacks the instruction).
-inline std::uint64_t count_units(std::uint64_t x) {
-#if defined(__POPCNT__)
-  return static_cast<std::uint64_t>(__builtin_popcountll(x));
-#else
-  x -= (x >> 1) & 0x5555555555555555ull;
-  x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
-  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
-  return (x * 0x0101010101010101ull) >> 56;
-#endif
-}
-
-// Where a group's 64 B units lie: unit u is at key + (u / units_per_row) * stride + (u % units_per_row) * 64.
-struct GroupShape {
-  std::uint64_t stride = 0;         // bytes between the group's rows
-  std::uint32_t units_per_row = 0;  // 64 B units per row (rows x units_per_row <= 64)
-};
-
-// The distinct group shapes a cache has seen, numbered in the order first seen. Contract:
-// index_of(shape) returns the shape's number, adding it if new (std::length_error beyond 65536
-// shapes); the last one found is tried first. Allocates only for a shape beyond the first 16.
-class GroupShapes {
- public:
-  GroupShapes() { shapes_.reserve(16); }
-  std::uint64_t index_of(const GroupShape& shape);
-  const GroupShape& operator[](std::uint64_t i) const { return shapes_[i]; }
-
- private:
-  std::vector<GroupShape> shapes_;
-  std::uint64_t last_ = 0;
-};
-
-// Group `key` of `shape`'s units in each set of a cache of `sets` sets indexed by (address / line)
-// mod sets: m[k] for k < sets; then m[sets] with bit k set when set k (k < 64) holds one of them.
-void find_group_sets(std::uint64_t* m, std::uint64_t key, const GroupShape& shape, std::uint32_t sets,
-                     const Divisor& line);
 
 // Contract: an approximation of a cache of `capacity_bytes`, bounded against the exact
 // set-associative cache in tests (docs/model.md, approximate mode). Every group is identified by a
@@ -136,32 +98,17 @@ class GroupCache {
   // share. Out of line: the caches of one set (the L2s, the MALL) keep their inlined access small.
   template <class OnEvict>
   [[gnu::noinline]] void fit_sets(std::uint32_t keep, std::uint64_t added, OnEvict&& on_evict);
-  // Sets > 1: group g's units in each set (sets_ words), then the sets it has units in (a word, a
-  // bit per set of the first 64): an entry of set_memo_, found from its key and shape when it is
-  // inserted (map_sets).
-  const std::uint64_t* set_units(std::uint32_t g) const { return &set_memo_[group_memo_[g]]; }
-  std::uint64_t sets_of(std::uint32_t g) const { return set_memo_[group_memo_[g] + sets_]; }
-  void map_sets(std::uint32_t g, std::uint64_t key, std::uint64_t shape_index);
-  // A group of shape `shape_index` at `key`: its units in each set, and the sets, into the entry
-  // at m.
-  void find_sets(std::uint64_t* m, std::uint64_t key, std::uint64_t shape_index) const;
-  // Adds (+1) or removes (-1) the units `units` of group g from the sets' counts; returns the sets
-  // they lie in, a bit per set (of the first 64; a cache of more sets visits them all).
-  std::uint64_t count_in_sets(std::uint32_t g, std::uint64_t units, int sign) {
+  // Sets > 1: group g's units in each set and the sets it has units in (GroupSetMasks::of's words,
+  // copied when it is inserted: map_sets).
+  const std::uint64_t* set_units(std::uint32_t g) const { return &set_units_[std::size_t{g} * (sets_ + 1)]; }
+  void map_sets(std::uint32_t g, std::uint64_t key, const GroupShape& shape);
+  // Adds (+1) or removes (-1) the units `units` of group g from the sets' counts.
+  void count_in_sets(std::uint32_t g, std::uint64_t units, int sign) {
     const std::uint64_t* m = set_units(g);
-    std::uint64_t touched = 0;
-    const auto count = [&](std::uint32_t k) {
+    for_each_set(m, sets_, [&](std::uint32_t k) {
       const std::uint64_t n = count_units(units & m[k]);
-      if (n == 0) return;
-      touched |= std::uint64_t{1} << (k & 63);
       used_in_set_[k] = sign > 0 ? used_in_set_[k] + n : used_in_set_[k] - n;
-    };
-    if (sets_ > 64) {
-      for (std::uint32_t k = 0; k < sets_; ++k) count(k);
-      return ~std::uint64_t{0};
-    }
-    for (std::uint64_t in = sets_of(g); in; in &= in - 1) count(static_cast<std::uint32_t>(__builtin_ctzll(in)));
-    return touched;
+    });
   }
   // The least recently used groups are cold in the host's caches by the time they are evicted:
   // fetches the next victim's table slot, and the group after it, one eviction ahead (the next
@@ -181,18 +128,12 @@ class GroupCache {
   std::vector<std::uint32_t, HugePageAllocator<std::uint32_t>> table_;  // open addressing, linear probing: group index or kNone
   std::uint32_t shift_ = 0;           // 64 - log2(table size)
   std::uint32_t head_ = kNone, tail_ = kNone, count_ = 0;
-  // Sets > 1 (else unused): a unit's set is (address / line_bytes) mod sets_, so a group's units per
-  // set follow from its shape and its key modulo period_ (sets_ x line_bytes).
+  // Sets > 1 (else unused).
   std::uint32_t sets_ = 1;
-  Divisor line_div_{128}, period_div_{128};
   std::uint64_t set_capacity_units_ = 0;
   std::vector<std::uint64_t> used_in_set_;  // valid units per set
-  // Entries of sets_ + 1 words (set_units, sets_of): first one per group, for keys off a 64 B
-  // boundary; then one per shape and 64 B key offset within a period, found once and shared (entry
-  // max_groups + shape x offsets + offset; memo_ready_[shape x offsets + offset]).
-  std::vector<std::uint64_t> set_memo_;
-  std::vector<std::uint8_t> memo_ready_;
-  std::vector<std::uint32_t> group_memo_;   // per group: the word its entry starts at
+  std::optional<GroupSetMasks> set_masks_;  // each shape's sets, found once per key offset
+  std::vector<std::uint64_t> set_units_;    // per group: sets_ + 1 words (set_units)
   // Sampled victims (sample_ > 0, else unused): the resident groups in a dense list, each with its
   // last access on a clock of accesses (a group's place in the list: pos_), and the generator's state.
   static constexpr std::uint64_t kSeed = 0x9E3779B97F4A7C15ull;
@@ -274,7 +215,7 @@ void GroupCache::evict(std::uint32_t g, OnEvict&& on_evict) {
 
 template <class OnEvict>
 void GroupCache::fit_sets(std::uint32_t keep, std::uint64_t added, OnEvict&& on_evict) {
-  const std::uint64_t touched = count_in_sets(keep, added, +1);
+  count_in_sets(keep, added, +1);
   const auto fit = [&](std::uint32_t k) {
     // The least recently used groups first; each holds units of set k or is passed over.
     for (std::uint32_t g = tail_; used_in_set_[k] > set_capacity_units_ && g != kNone;) {
@@ -283,13 +224,10 @@ void GroupCache::fit_sets(std::uint32_t keep, std::uint64_t added, OnEvict&& on_
       g = prev;
     }
   };
-  if (sets_ > 64) {  // `touched` has a bit for the first 64 sets only
-    for (std::uint32_t k = 0; k < sets_; ++k) {
-      if (added & set_units(keep)[k]) fit(k);
-    }
-    return;
-  }
-  for (std::uint64_t in = touched; in; in &= in - 1) fit(static_cast<std::uint32_t>(__builtin_ctzll(in)));
+  const std::uint64_t* m = set_units(keep);
+  for_each_set(m, sets_, [&](std::uint32_t k) {
+    if (added & m[k]) fit(k);
+  });
 }
 
 template <class OnEvict>
@@ -305,7 +243,7 @@ std::uint64_t GroupCache::access(std::uint64_t key, const GroupShape& shape, std
       slot = slot_for(key);  // the eviction moved entries of the table
     }
     g = insert_at(slot, key, shape);
-    if (sets_ > 1) map_sets(g, key, groups_[g].tagged >> kKeyBits);
+    if (sets_ > 1) map_sets(g, key, shape);
     if (sample_) {
       pos_[g] = static_cast<std::uint32_t>(resident_.size());
       resident_.push_back(Resident{0, g});

@@ -10,51 +10,6 @@
 
 namespace attnsim::sim {
 
-GroupSetMasks::GroupSetMasks(std::uint32_t sets, std::uint32_t line_bytes)
-    : sets_(sets),
-      line_div_(std::max<std::uint32_t>(64, line_bytes)),
-      period_div_(std::uint64_t{std::max<std::uint32_t>(64, line_bytes)} * std::max<std::uint32_t>(1, sets)),
-      scratch_(std::size_t{sets} + 1, 0) {
-  if (sets == 0) throw std::invalid_argument("GroupSetMasks: a cache has at least one set");
-  if (line_bytes == 0 || line_bytes % 64 != 0) {
-    throw std::invalid_argument("GroupSetMasks: the line must be a positive multiple of 64 B, not " +
-                                std::to_string(line_bytes) + " B");
-  }
-}
-
-const std::uint64_t* GroupSetMasks::of(std::uint64_t key, const GroupShape& shape) {
-  // A unit's set depends on the key only through key mod the period: the sets of a shape at each
-  // 64 B offset within the period are found once.
-  if (key % 64 != 0) {
-    find_group_sets(scratch_.data(), key, shape, sets_, line_div_);
-    return scratch_.data();
-  }
-  const std::uint64_t offset = period_div_.mod(key);
-  if (offset == last_offset_ && shape.stride == last_shape_.stride && shape.units_per_row == last_shape_.units_per_row) {
-    return last_;
-  }
-  const std::size_t width = std::size_t{sets_} + 1;
-  const std::uint64_t offsets = period_div_.value() / 64;
-  const std::uint64_t entry = shapes_.index_of(shape) * offsets + offset / 64;
-  if (entry >= ready_.size()) {
-    ready_.resize((entry / offsets + 1) * offsets, 0);
-    memo_.resize(ready_.size() * width, 0);
-  }
-  std::uint64_t* m = &memo_[entry * width];
-  if (!ready_[entry]) {
-    find_group_sets(m, key, shape, sets_, line_div_);
-    ready_[entry] = 1;
-  }
-  last_shape_ = shape;
-  last_offset_ = offset;
-  last_ = m;
-  return m;
-}
-
-std::uint64_t GroupSetMasks::state_bytes() const {
-  return (memo_.capacity() + scratch_.capacity()) * sizeof(std::uint64_t) + ready_.capacity();
-}
-
 SmallGroupCache::SmallGroupCache(std::uint64_t capacity_bytes, std::uint32_t max_groups, std::uint32_t sets)
     : capacity_units_(std::max<std::uint64_t>(1, capacity_bytes / 64)),
       set_capacity_units_(std::max<std::uint64_t>(1, capacity_units_ / std::max<std::uint32_t>(1, sets))),
@@ -102,7 +57,7 @@ template <int Sign>
 void SmallGroupCache::count_in_sets(std::uint32_t s, std::uint64_t units) {
   const std::uint64_t* m = set_units(s);
   const std::uint64_t bit = std::uint64_t{1} << s;
-  const auto count = [&](std::uint32_t k) {
+  for_each_set(m, sets_, [&](std::uint32_t k) {
     const std::uint64_t n = count_units(units & m[k]);
     if (n == 0) return;
     if constexpr (Sign > 0) {
@@ -112,12 +67,7 @@ void SmallGroupCache::count_in_sets(std::uint32_t s, std::uint64_t units) {
       used_in_set_[k] -= n;
       slots_in_set_[k] &= ~bit;  // its valid units all go
     }
-  };
-  if (sets_ > 64) {  // the word of sets has a bit for the first 64 only
-    for (std::uint32_t k = 0; k < sets_; ++k) count(k);
-    return;
-  }
-  for (std::uint64_t in = m[sets_]; in; in &= in - 1) count(static_cast<std::uint32_t>(__builtin_ctzll(in)));
+  });
 }
 
 void SmallGroupCache::unlink(std::uint32_t s) {
@@ -152,16 +102,9 @@ void SmallGroupCache::fit_sets(std::uint32_t keep, std::uint64_t added) {
       evict(victim);
     }
   };
-  if (sets_ > 64) {  // the word of sets has a bit for the first 64 only
-    for (std::uint32_t k = 0; k < sets_; ++k) {
-      if (added & m[k]) fit(k);
-    }
-    return;
-  }
-  for (std::uint64_t in = m[sets_]; in; in &= in - 1) {
-    const auto k = static_cast<std::uint32_t>(__builtin_ctzll(in));
+  for_each_set(m, sets_, [&](std::uint32_t k) {
     if (added & m[k]) fit(k);
-  }
+  });
 }
 
 std::uint64_t SmallGroupCache::access(std::uint64_t key, const GroupShape& shape, std::uint64_t mask,

@@ -6,38 +6,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/divisor.h"
-#include "sim/group_cache.h"
+#include "sim/group_sets.h"
 
 namespace attnsim::sim {
-
-// Contract: of(key, shape) returns sets + 1 words: for each set k < sets the units of a group of
-// `shape` at `key` that lie in set k (unit u at key + (u / units_per_row) * stride +
-// (u % units_per_row) * 64 lies in set (its address / line_bytes) mod sets), then a word with bit
-// k set when set k (k < 64) holds one of them. Found once per shape and 64 B key offset within
-// sets x line_bytes (a key off a 64 B boundary is found on each call); the pointer is valid until
-// the next call. One instance serves the caches of one simulation (it is not thread-safe).
-// line_bytes a positive multiple of 64, sets >= 1 (else std::invalid_argument).
-class GroupSetMasks {
- public:
-  GroupSetMasks(std::uint32_t sets, std::uint32_t line_bytes);
-  const std::uint64_t* of(std::uint64_t key, const GroupShape& shape);
-  std::uint32_t sets() const { return sets_; }
-  std::uint64_t state_bytes() const;
-
- private:
-  std::uint32_t sets_;
-  Divisor line_div_, period_div_;
-  GroupShapes shapes_;
-  std::vector<std::uint64_t> memo_;   // per shape and key offset: sets + 1 words
-  std::vector<std::uint8_t> ready_;   // per shape and key offset: found yet
-  std::vector<std::uint64_t> scratch_;  // a key off a 64 B boundary
-  // The last call's shape and key offset, and its answer (memo_ moves only when an entry is added,
-  // which sets them again).
-  GroupShape last_shape_{};
-  std::uint64_t last_offset_ = ~std::uint64_t{0};
-  const std::uint64_t* last_ = nullptr;
-};
 
 // Contract: the outcome of GroupCache(capacity_bytes, max_groups, masks.sets(), line) for accesses
 // that never dirty a group (a write-through cache: dirty = 0), access for access: the same units
