@@ -61,8 +61,7 @@ BatchTiming MemoryPath::time_read_batch(Tick t, const FillSummary& f, TrafficCou
   }
   Tick l2_done = l2_demand_.serve(l2, arrival);
   // Dirty victims take write-back queue slots; the batch waits only while a queue is full.
-  for (const Victim& v : victims_) l2_done = std::max(l2_done, evict(v.channel, v.line, arrival, c));
-  victims_.clear();
+  l2_done = std::max(l2_done, write_back_victims(arrival, c));
   const Tick far = far_latency(f.far);  // a request through the far partition: its round trip on every bound
   const auto bound_by = [&](Tick end, WaitCause level, Tick latency) {
     end += far;
@@ -109,14 +108,11 @@ BatchTiming MemoryPath::time_write_batch(Tick t, std::size_t n, TrafficCounters&
   BatchTiming b{t, static_cast<Tick>(n) * l1_latency_, WaitCause::l2, l1_latency_};
   const Tick accepted = l2_demand_.serve(l2_write_, t + l1_latency_);
   b.finish = accepted;
-  for (const Victim& v : victims_) {
-    const Tick slot = evict(v.channel, v.line, accepted, c);
-    if (slot > b.finish) {  // every write-back slot of the channel busy: memory's write rate binds
-      b.finish = slot;
-      b.bound = WaitCause::hbm;
-    }
+  const Tick slots = write_back_victims(accepted, c);
+  if (slots > b.finish) {  // every write-back slot of a channel busy: memory's write rate binds
+    b.finish = slots;
+    b.bound = WaitCause::hbm;
   }
-  victims_.clear();
   return b;
 }
 

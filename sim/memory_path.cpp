@@ -242,7 +242,7 @@ Tick MemoryPath::atomic(std::uint32_t xcd, std::uint32_t cu, std::uint64_t line_
   return done + atomic_ack_latency(mall_missed);
 }
 
-Tick MemoryPath::evict(std::uint32_t ch, std::uint64_t line_address, Tick t, TrafficCounters& c) {
+[[gnu::always_inline]] inline Tick MemoryPath::evict(std::uint32_t ch, std::uint64_t line_address, Tick t, TrafficCounters& c) {
   const std::size_t depth = gpu_->l2.writeback_queue;
   Tick& slot = writeback_queue_[ch * depth + writeback_next_[ch]];
   if (++writeback_next_[ch] == depth) writeback_next_[ch] = 0;
@@ -253,7 +253,14 @@ Tick MemoryPath::evict(std::uint32_t ch, std::uint64_t line_address, Tick t, Tra
   return start;
 }
 
-Tick MemoryPath::write_back(std::uint32_t ch, std::uint64_t line_address, Tick t, TrafficCounters& c) {
+Tick MemoryPath::write_back_victims(Tick t, TrafficCounters& c) {
+  Tick slots = t;
+  for (const Victim& v : victims_) slots = std::max(slots, evict(v.channel, v.line, t, c));
+  victims_.clear();
+  return slots;
+}
+
+[[gnu::always_inline]] inline Tick MemoryPath::write_back(std::uint32_t ch, std::uint64_t line_address, Tick t, TrafficCounters& c) {
   c.ea_wrreq += 2;
   c.ea_wrreq_64b += 2;
   c.hbm_write_bytes += line_;

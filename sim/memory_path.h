@@ -325,7 +325,9 @@ class MemoryPath {
   // Writes a dirty line of L2 channel `ch` (instance x channel) back to memory from `t` (link, MALL
   // channel, HBM channel): returns when the HBM channel's memory controller has accepted (and
   // acknowledged) it, which is when its L2 write-back slot frees (hbm_writes_).
-  Tick write_back(std::uint32_t ch, std::uint64_t line_address, Tick t, TrafficCounters& c);
+  // (evict and write_back are inline, defined in memory_path.cpp and used there only: a batch's
+  // victims write back in one loop, write_back_victims.)
+  inline Tick write_back(std::uint32_t ch, std::uint64_t line_address, Tick t, TrafficCounters& c);
   // The timing tails of the batch forms (both modes): each level's channels serve the demand the
   // batch put on them; dirty victims take write-back queue slots.
   // `l2`: the L2 channel servers the batch passes (reads: l2_read_; in-L2 atomics: l2_write_).
@@ -396,7 +398,10 @@ class MemoryPath {
   static SectorRequest sector_request(std::uint32_t lo, std::uint32_t hi, TrafficCounters& c);
   // A dirty line leaves L2 channel `ch` at `t`: it takes a slot of the channel's write-back queue
   // (waiting while every slot's write-back is still unacknowledged). Returns when it has a slot.
-  Tick evict(std::uint32_t ch, std::uint64_t line_address, Tick t, TrafficCounters& c);
+  inline Tick evict(std::uint32_t ch, std::uint64_t line_address, Tick t, TrafficCounters& c);
+  // The batch's dirty victims (victims_, in the order found) leave their L2 channels at `t`, each
+  // as evict(); empties victims_ and returns when the last of them has a queue slot (`t` if none).
+  Tick write_back_victims(Tick t, TrafficCounters& c);
   // Per-line timing of a fetch reaching the MALL at `t`: when its last channel has served it.
   Tick time_fetch(const Fetch& f, Tick t);
   Tick fetch_latency(const Fetch& f) const { return mall_latency_ + (f.hbm_bytes ? hbm_latency_ : 0); }

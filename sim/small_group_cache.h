@@ -17,7 +17,8 @@ namespace attnsim::sim {
 // at most max_groups groups). For caches of at most kMaxGroups groups (else std::invalid_argument):
 // each group keeps its slot while resident, found by a byte of its key's hash compared across the
 // slots at once; the recency order is a list of slots, least recent first, walked from its head
-// for the first group with units in the set to fit. Deterministic; no allocation after
+// for the first group with units in the set to fit. Keys are whole 64-bit values (GroupCache's
+// must lie below 2^48: the two agree on every key it takes). Deterministic; no allocation after
 // construction.
 class SmallGroupCache {
  public:
