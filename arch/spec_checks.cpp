@@ -13,16 +13,19 @@ class Checker {
 
   // On failure, reports at the first of `keys` set by a --set override (the user's change is the
   // likely cause), else at the first key.
+  // `keys`: the key the problem is about first, then those it is checked against. The error names
+  // the first of them an override set (else the first); the problem then says what it is about.
   void require(bool ok, std::initializer_list<std::string_view> keys, const std::string& problem) const {
     if (ok) return;
-    std::string_view at = *keys.begin();
+    const std::string_view subject = *keys.begin();
+    std::string_view at = subject;
     for (std::string_view k : keys) {
       if (!where_(k).override_text.empty()) {
         at = k;
         break;
       }
     }
-    throw ConfigError(where_(at), std::string(at), problem);
+    throw ConfigError(where_(at), std::string(at), at == subject ? problem : std::string(subject) + ": " + problem);
   }
   void require(bool ok, std::string_view key, const std::string& problem) const { require(ok, {key}, problem); }
 
@@ -76,7 +79,7 @@ class Checker {
             format(cu.vgpr_file) + " is not a whole number of 4-byte registers per lane per SIMD (simds x wave_size x 4 B = " +
                 format(Bytes{lane_bytes}) + ")");
     const std::uint64_t regs_per_lane = cu.vgpr_file.value / lane_bytes;
-    require(cu.max_vgprs_per_wave <= regs_per_lane, {"cu.max_vgprs_per_wave", "cu.vgpr_file"},
+    require(cu.max_vgprs_per_wave <= regs_per_lane, {"cu.max_vgprs_per_wave", "cu.vgpr_file", "cu.simds", "cu.wave_size"},
             std::to_string(cu.max_vgprs_per_wave) + " exceeds the " + std::to_string(regs_per_lane) +
                 " registers per lane a SIMD's share of cu.vgpr_file holds");
     require(cu.vgpr_alloc_granule <= cu.max_vgprs_per_wave, {"cu.vgpr_alloc_granule", "cu.max_vgprs_per_wave"},
@@ -111,6 +114,11 @@ class Checker {
             format(s_.hbm.write_queue) + " cannot hold one write-back of an L2 line (" + format(s_.l2.line) + ")");
     if (s_.mall.present) cache("mall", s_.mall);
     l1_carveouts();
+    // What the simulator's L1 models (sim/l1_cache.cpp): lines of the L2's size, no dirty data.
+    require(s_.l1.line.value == s_.l2.line.value, {"l1.line", "l2.line"},
+            format(s_.l1.line) + ": the L1 is modelled per L2 line, so it must equal l2.line = " + format(s_.l2.line));
+    require(s_.l1.write_policy == WritePolicy::write_through, "l1.write_policy",
+            "the L1 is modelled write-through (a GPU's L1 holds no dirty global data)");
 
     require(s_.chip.xcds % s_.dispatch.xcds_per_partition == 0, {"dispatch.xcds_per_partition", "chip.xcds"},
             std::to_string(s_.dispatch.xcds_per_partition) + " does not divide chip.xcds = " + std::to_string(s_.chip.xcds));
@@ -137,11 +145,12 @@ class Checker {
   void matrix() const {
     const CuSpec& cu = s_.cu;
     for (const auto& ins : cu.matrix_instructions) {
-      require(ins.simds <= cu.simds, "cu.matrix.instructions",
+      require(ins.simds <= cu.simds, {"cu.matrix.instructions", "cu.simds"},
               ins.name + " occupies " + std::to_string(ins.simds) + " SIMDs but the CU has " + std::to_string(cu.simds));
       const double per_cu = ins.flops() / ins.cycles * (static_cast<double>(cu.simds) / ins.simds);
       const auto peak = static_cast<double>(cu.matrix_flops_per_clk[static_cast<std::size_t>(ins.dtype)]);
-      require(per_cu <= peak * (1 + 1e-9), "cu.matrix.instructions",
+      const std::string peak_key = "cu.matrix.flops_per_clk." + std::string(to_string(ins.dtype));
+      require(per_cu <= peak * (1 + 1e-9), {"cu.matrix.instructions", peak_key, "cu.simds"},
               ins.name + " would deliver " + std::to_string(static_cast<long long>(per_cu)) +
                   " FLOP/clk per CU, above cu.matrix.flops_per_clk." + std::string(to_string(ins.dtype)) + " = " +
                   std::to_string(static_cast<long long>(peak)));

@@ -29,10 +29,8 @@ SetAssocCache::SetAssocCache(std::uint64_t size_bytes, std::uint32_t ways, std::
   if ((step & (step - 1)) != 0 || step % granule_lines != 0 || sets_ % step != 0) {
     throw std::invalid_argument("cache displacement: a power of two of lines, a multiple of the granule, dividing the sets");
   }
-  // A tag is address / (line x sets), granular or not: narrow words hold every tag below the limit
-  // when the largest fits 15 bits and is not the invalid tag.
-  const std::uint64_t largest_tag = address_limit == 0 ? 0 : (address_limit - 1) / line_bytes / sets_;
-  narrow_ = largest_tag < kInvalidTag<std::uint16_t>;
+  const WordLayout layout = word_layout(sets_, ways, line_bytes, address_limit);
+  narrow_ = layout.narrow;
   tag_limit_ = narrow_ ? kInvalidTag<std::uint16_t> : kInvalidTag<std::uint32_t>;
   displacement_div_ = Divisor(sets_ / step);
   displacement_unit_ = step / granule_lines;
@@ -40,16 +38,10 @@ SetAssocCache::SetAssocCache(std::uint64_t size_bytes, std::uint32_t ways, std::
   set_div_ = Divisor(sets_);
   line_shift_ = 0;
   while ((1u << line_shift_) < line_bytes * granule_lines) ++line_shift_;
-  ordered_ = ways_ <= 16;
-  const std::uint64_t word = narrow_ ? 2 : 4;
-  if (ordered_) {  // the tags padded to 8 bytes, then the recency word
-    tag_words_ = (ways_ * word + 7) / 8 * 8 / word;
-    set_words_ = tag_words_ + 8 / word;
-  } else {
-    tag_words_ = ways_;
-    set_words_ = 2 * std::uint64_t{ways_};
-  }
-  set_bytes_ = static_cast<std::uint32_t>(set_words_ * word);
+  ordered_ = layout.ordered;
+  tag_words_ = layout.tag_words;
+  set_words_ = layout.set_words;
+  set_bytes_ = static_cast<std::uint32_t>(set_words_ * layout.word);
   if (narrow_) {
     narrow_state_.resize(sets_ * set_words_);
   } else {
@@ -101,6 +93,32 @@ void SetAssocCache::invalidate_words(std::vector<Word, HugePageAllocator<Word>>&
       std::fill_n(tags + tag_words_, ways_, Word{0});
     }
   }
+}
+
+SetAssocCache::WordLayout SetAssocCache::word_layout(std::uint64_t line_sets, std::uint32_t ways, std::uint32_t line_bytes,
+                                                     std::uint64_t address_limit) {
+  WordLayout w;
+  // A tag is address / (line x sets), granular or not: narrow words hold every tag below the limit
+  // when the largest fits 15 bits and is not the invalid tag.
+  const std::uint64_t largest_tag = address_limit == 0 ? 0 : (address_limit - 1) / line_bytes / line_sets;
+  w.narrow = largest_tag < kInvalidTag<std::uint16_t>;
+  w.word = w.narrow ? 2 : 4;
+  w.ordered = ways <= 16;
+  if (w.ordered) {  // the tags padded to 8 bytes, then the recency word
+    w.tag_words = (ways * w.word + 7) / 8 * 8 / w.word;
+    w.set_words = w.tag_words + 8 / w.word;
+  } else {
+    w.tag_words = ways;
+    w.set_words = 2 * std::uint64_t{ways};
+  }
+  return w;
+}
+
+std::uint64_t SetAssocCache::state_bytes_split(std::uint64_t size_bytes, std::uint32_t ways, std::uint32_t line_bytes,
+                                               std::uint64_t address_limit) {
+  const std::uint64_t line_sets = size_bytes / (std::uint64_t{ways} * line_bytes);
+  const WordLayout w = word_layout(line_sets, ways, line_bytes, address_limit);
+  return line_sets * w.set_words * w.word;
 }
 
 std::uint64_t SetAssocCache::state_bytes() const {

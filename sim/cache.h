@@ -121,10 +121,21 @@ class SetAssocCache {
   }
   std::uint32_t ways() const { return ways_; }
   std::uint64_t state_bytes() const;  // memory the tag state holds
+  // The tag state a cache of this geometry (valid arguments) holds as a line cache: its
+  // state_bytes() once split(), or from construction without a granule. Pure.
+  static std::uint64_t state_bytes_split(std::uint64_t size_bytes, std::uint32_t ways, std::uint32_t line_bytes,
+                                         std::uint64_t address_limit = ~std::uint64_t{0});
   bool narrow() const { return narrow_; }  // whether the tag state is kept in 16-bit words
   bool contains(std::uint64_t address) const;
 
  private:
+  // How a set's tag state is laid out in words (the constructor's choice, for `line_sets` line sets).
+  struct WordLayout {
+    bool narrow = false, ordered = false;
+    std::uint64_t word = 4, tag_words = 0, set_words = 0;
+  };
+  static WordLayout word_layout(std::uint64_t line_sets, std::uint32_t ways, std::uint32_t line_bytes,
+                                std::uint64_t address_limit);
   // A set is `ways` tags, in words of 16 bits (narrow_: every tag below the address limit is below
   // kInvalidTag) or 32 bits, with the word's top bit as the dirty bit; an invalid way holds the tag
   // kInvalidTag, which no probe carries. Its recency is kept in one of two forms:

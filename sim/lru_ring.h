@@ -64,6 +64,11 @@ class LruRing {
   static constexpr std::uint32_t kFilterMinWays = 96, kKeyBits = 11;
   static std::uint32_t key(std::uint32_t tag) { return (tag * 0x9E3779B1u) >> (32 - kKeyBits); }
   std::uint64_t state_bytes() const { return tags_.size() * 6 + head_.size() * sizeof(std::uint32_t) + keys_.size(); }
+  // state_bytes() of an LruRing of this geometry (valid arguments), before it is built. Pure.
+  static std::uint64_t state_bytes_for(std::uint64_t size_bytes, std::uint32_t ways, std::uint32_t line_bytes) {
+    const std::uint64_t sets = size_bytes / (std::uint64_t{ways} * line_bytes);
+    return sets * ways * 6 + sets * sizeof(std::uint32_t) + (ways >= kFilterMinWays ? sets << kKeyBits : 0);
+  }
 
  private:
   static constexpr std::uint32_t kEmpty = 0xFFFFFFFFu;

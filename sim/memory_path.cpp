@@ -2,6 +2,7 @@
 
 #include "arch/clock_model.h"
 #include "arch/config_error.h"
+#include "sim/state_budget.h"
 
 namespace attnsim::sim {
 
@@ -11,7 +12,7 @@ static_assert(arch::kDefaultIndexPrime == SetAssocCache::kDefaultIndexPrime, "on
 }  // namespace
 
 MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz, TagMode mode)
-    : gpu_(&gpu),
+    : gpu_((check_state_budget(gpu, mode), &gpu)),  // before any cache is allocated (the first member)
       line_(static_cast<std::uint32_t>(gpu.l2.line.value)),
       mall_latency_(gpu.mall.present ? gpu.mall.latency.value : 0),
       hbm_latency_(gpu.hbm.latency.value),

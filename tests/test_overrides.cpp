@@ -95,10 +95,31 @@ TEST_CASE("a hashed index's multiplier must be odd and fit 32 bits") {
 
 TEST_CASE("an override that breaks a cross-field rule is blamed instead of the file") {
   CHECK(set_error({"chip.xcds=3"}) ==
-        "--set chip.xcds=3: error: key 'chip.xcds': 8 does not divide chip.xcds = 3");
+        "--set chip.xcds=3: error: key 'chip.xcds': dispatch.xcds_per_partition: 8 does not divide chip.xcds = 3");
   CHECK(set_error({"l2.ways=12"}) ==
-        "--set l2.ways=12: error: key 'l2.ways': 4 MiB is not a multiple of l2.ways x l2.line = 12 x 128 B = 1.5 KiB");
+        "--set l2.ways=12: error: key 'l2.ways': l2.size: 4 MiB is not a multiple of l2.ways x l2.line = 12 x 128 B = 1.5 KiB");
   CHECK(set_error({"chip.xcds=4", "dispatch.xcds_per_partition=4"}) == "");
+}
+
+TEST_CASE("an override that breaks another key's rule is blamed and the error names that key") {
+  // clock.matrix_max (2.1 GHz in the file) may not exceed clock.engine_max.
+  CHECK(set_error({"clock.engine_max=100MHz"}) ==
+        "--set clock.engine_max=100MHz: error: key 'clock.engine_max': clock.matrix_max: 2.1 GHz exceeds "
+        "clock.engine_max = 100 MHz");
+  // 16 SIMDs share the 256 KiB register file: 128 registers per lane, below the H100's 255 per wave.
+  CHECK(set_error({"cu.simds=16"}, "h100") ==
+        "--set cu.simds=16: error: key 'cu.simds': cu.max_vgprs_per_wave: 255 exceeds the 128 registers per lane a "
+        "SIMD's share of cu.vgpr_file holds");
+  CHECK(set_error({"cu.matrix.flops_per_clk.bf16=1"}, "h100") ==
+        "--set cu.matrix.flops_per_clk.bf16=1: error: key 'cu.matrix.flops_per_clk.bf16': cu.matrix.instructions: "
+        "wgmma.m64n256k16.f32.bf16 would deliver 4096 FLOP/clk per CU, above cu.matrix.flops_per_clk.bf16 = 1");
+  // What the simulator's L1 models, checked with the config (not when the simulation starts).
+  CHECK(set_error({"l1.line=16B"}, "h100") ==
+        "--set l1.line=16B: error: key 'l1.line': 16 B: the L1 is modelled per L2 line, so it must equal l2.line = "
+        "128 B");
+  CHECK(set_error({"l1.write_policy=write_back"}) ==
+        "--set l1.write_policy=write_back: error: key 'l1.write_policy': the L1 is modelled write-through (a GPU's L1 "
+        "holds no dirty global data)");
 }
 
 TEST_CASE("overriding one key of an absent optional section asks for the rest") {
