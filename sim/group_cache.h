@@ -148,17 +148,16 @@ class GroupCache {
   std::vector<std::uint32_t> pos_;
   // The least recently used of sample_ groups drawn uniformly from the resident ones, other than
   // `keep` (kNone if every draw was it). xorshift64, each step's halves two draws, each half scaled
-  // to the list (no division).
+  // to the list (no division). The resident groups' stamps differ, so the least of (stamp, group)
+  // packed in a word is the least recent draw: found without a branch per draw (a draw of `keep`
+  // counts as the largest word).
   std::uint32_t sampled_victim(std::uint32_t keep) {
-    std::uint32_t best = kNone;
-    std::uint64_t best_stamp = ~std::uint64_t{0};
+    std::uint64_t best = ~std::uint64_t{0};
     const std::uint64_t n = resident_.size();
     const auto consider = [&](std::uint64_t half) {
       const Resident& r = resident_[(half * n) >> 32];
-      if (r.group != keep && r.stamp < best_stamp) {
-        best = r.group;
-        best_stamp = r.stamp;
-      }
+      const std::uint64_t word = r.group == keep ? ~std::uint64_t{0} : std::uint64_t{r.stamp} << 32 | r.group;
+      best = std::min(best, word);
     };
     for (std::uint32_t i = 0; i < sample_; i += 2) {
       rng_ ^= rng_ << 13;
@@ -167,7 +166,7 @@ class GroupCache {
       consider(rng_ >> 32);
       if (i + 1 < sample_) consider(rng_ & 0xffffffffu);
     }
-    return best;
+    return best == ~std::uint64_t{0} ? kNone : static_cast<std::uint32_t>(best);
   }
 };
 
