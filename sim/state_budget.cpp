@@ -69,10 +69,10 @@ StateEstimate estimate_state_bytes(const arch::GpuSpec& gpu, TagMode mode) {
 void check_state_budget(const arch::GpuSpec& gpu, TagMode mode) {
   const StateEstimate e = estimate_state_bytes(gpu, mode);
   if (e.bytes <= kMaxStateBytes) return;
-  const auto gib = [](std::uint64_t b) { return std::to_string(b >> 20) + " MiB"; };
-  std::string problem = "the cache tags of this hierarchy would take about " + gib(e.bytes) +
-                        " of host memory, more than the " + gib(kMaxStateBytes) + " one simulation may hold; " +
-                        e.largest_key + " takes " + gib(e.largest_bytes) + " of them";
+  const auto mib = [](std::uint64_t b) { return std::to_string(b >> 20) + " MiB"; };
+  std::string problem = "the cache tags of this hierarchy would take about " + mib(e.bytes) +
+                        " of host memory, more than the " + mib(kMaxStateBytes) + " one simulation may hold; " +
+                        e.largest_key + " takes " + mib(e.largest_bytes) + " of them";
   if (mode == TagMode::approximate && std::string(e.largest_key) == "l1.size") {
     problem += " (the approximate mode counts each L1 group's units in each of the L1's " +
                std::to_string(gpu.l1_sets()) + " sets: the exact mode, without --approximate, needs less)";
