@@ -11,10 +11,9 @@ class Checker {
  public:
   Checker(const GpuSpec& s, const std::function<ValueOrigin(std::string_view)>& where) : s_(s), where_(where) {}
 
-  // On failure, reports at the first of `keys` set by a --set override (the user's change is the
-  // likely cause), else at the first key.
-  // `keys`: the key the problem is about first, then those it is checked against. The error names
-  // the first of them an override set (else the first); the problem then says what it is about.
+  // `keys`: the key the problem is about first, then those it is checked against. On failure,
+  // reports at the first of them a --set override set (the user's change is the likely cause),
+  // else at the first key; the problem then says which key it is about when that is another.
   void require(bool ok, std::initializer_list<std::string_view> keys, const std::string& problem) const {
     if (ok) return;
     const std::string_view subject = *keys.begin();

@@ -31,8 +31,7 @@ GroupCache::GroupCache(std::uint64_t capacity_bytes, std::uint32_t max_groups, s
   }
   free_.reserve(max_groups);
   for (std::uint32_t g = max_groups; g-- > 0;) free_.push_back(g);
-  std::uint32_t bits = 1;
-  while ((std::uint64_t{1} << bits) < 2ull * max_groups) ++bits;
+  const std::uint32_t bits = table_bits(max_groups);
   table_.assign(std::size_t{1} << bits, kNone);
   shift_ = 64 - bits;
 }
@@ -125,6 +124,15 @@ void GroupCache::invalidate() {
   count_ = 0;
   used_units_ = 0;
   std::fill(used_in_set_.begin(), used_in_set_.end(), 0);
+}
+
+std::uint64_t GroupCache::state_bytes_for(std::uint32_t max_groups, std::uint32_t sets, std::uint32_t sample) {
+  const std::uint64_t groups = std::max<std::uint32_t>(max_groups, 2);
+  std::uint64_t bytes = groups * (sizeof(Group) + sizeof(std::uint32_t)) +
+                        (std::uint64_t{1} << table_bits(static_cast<std::uint32_t>(groups))) * sizeof(std::uint32_t);
+  if (sets > 1) bytes += groups * (std::uint64_t{sets} + 1) * sizeof(std::uint64_t) + GroupSetMasks::state_bytes_for(sets);
+  if (sample > 0) bytes += groups * (2 * sizeof(Resident) + sizeof(std::uint32_t));
+  return bytes;
 }
 
 std::uint64_t GroupCache::state_bytes() const {

@@ -63,6 +63,14 @@ class GroupCache {
   std::uint64_t valid_bytes_in_set(std::uint32_t set) const { return sets_ > 1 ? used_in_set_[set] * 64 : valid_bytes(); }
   std::uint64_t state_bytes() const;
   std::uint32_t groups() const { return count_; }
+  // The groups a cache of `capacity_bytes` makes room for: those of the cache full of groups a
+  // quarter valid (16 of their 64 units).
+  static std::uint32_t room_for(std::uint64_t capacity_bytes) {
+    return static_cast<std::uint32_t>(capacity_bytes / (64 * 16));
+  }
+  // state_bytes() of a GroupCache just built with these arguments (its set-mask memo as built: the
+  // memo grows with the shapes seen). Pure.
+  static std::uint64_t state_bytes_for(std::uint32_t max_groups, std::uint32_t sets, std::uint32_t sample);
 
  private:
   static constexpr std::uint32_t kNone = 0xffffffffu;
@@ -88,6 +96,12 @@ class GroupCache {
   void unlink(std::uint32_t g);
   void push_front(std::uint32_t g);
   std::uint64_t slot_of(std::uint64_t key) const { return (key * 0x9E3779B97F4A7C15ull) >> shift_; }
+  // log2 of the table's slots: the least power of two of at least twice the groups.
+  static std::uint32_t table_bits(std::uint32_t max_groups) {
+    std::uint32_t bits = 1;
+    while ((std::uint64_t{1} << bits) < 2ull * max_groups) ++bits;
+    return bits;
+  }
   template <class OnEvict>
   void evict_lru(std::uint32_t keep, OnEvict&& on_evict);
   // Removes group `g` (present), passing its dirty units to on_evict.

@@ -56,6 +56,9 @@ class GroupSetMasks {
   const std::uint64_t* of(std::uint64_t key, const GroupShape& shape);
   std::uint32_t sets() const { return sets_; }
   std::uint64_t state_bytes() const;
+  // state_bytes() of a GroupSetMasks just built for `sets` sets (its scratch entry; the memo grows
+  // with the shapes and key offsets seen). Pure.
+  static std::uint64_t state_bytes_for(std::uint32_t sets) { return (std::uint64_t{sets} + 1) * sizeof(std::uint64_t); }
 
  private:
   std::uint32_t sets_;

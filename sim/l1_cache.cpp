@@ -33,9 +33,9 @@ void L1Caches::build(std::uint64_t bytes) {
     // exact L1's few sets (line mod sets) are kept: each holds its share of the capacity, so that
     // rows whose lines fall in some of the sets only (a row stride a multiple of sets x line)
     // have the part of the L1 they would have (docs/model.md, approximate mode).
-    const auto max_groups = static_cast<std::uint32_t>(bytes / (64 * 16));
+    const std::uint32_t max_groups = GroupCache::room_for(bytes);
     const auto sets = static_cast<std::uint32_t>(gpu_->l1_sets());
-    if (max_groups <= SmallGroupCache::kMaxGroups) {
+    if (small_groups(bytes)) {
       set_masks_.emplace(sets, static_cast<std::uint32_t>(l1.line.value));
       small_.reserve(cus);
       for (std::uint32_t i = 0; i < cus; ++i) small_.emplace_back(bytes, max_groups, sets);
@@ -72,6 +72,20 @@ void L1Caches::invalidate() {
   for (auto& c : exact_) c.invalidate();
   for (auto& g : groups_) g.invalidate();
   for (auto& g : small_) g.invalidate();
+}
+
+std::uint64_t L1Caches::state_bytes_at_most(const arch::GpuSpec& gpu, bool approximate) {
+  const std::uint64_t cus = std::uint64_t{gpu.chip.xcds} * gpu.chip.cus_per_xcd;
+  const std::uint64_t bytes = gpu.l1.carveouts.empty() ? gpu.l1.size.value : gpu.l1_left_by(gpu.l1.carveouts.front().value);
+  const auto sets = static_cast<std::uint32_t>(gpu.l1_sets());
+  if (!approximate) {
+    return cus * LruRing::state_bytes_for(bytes, static_cast<std::uint32_t>(gpu.l1_ways_at(bytes)),
+                                          static_cast<std::uint32_t>(gpu.l1.line.value));
+  }
+  if (small_groups(bytes)) {  // one set-mask memo for all of them
+    return cus * SmallGroupCache::state_bytes_for(GroupCache::room_for(bytes), sets) + GroupSetMasks::state_bytes_for(sets);
+  }
+  return cus * GroupCache::state_bytes_for(GroupCache::room_for(bytes), sets, 0);
 }
 
 std::uint64_t L1Caches::state_bytes() const {

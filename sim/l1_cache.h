@@ -44,8 +44,13 @@ class L1Caches {
   void resize(std::uint64_t bytes);
   std::uint64_t size_bytes() const { return size_; }
   std::uint64_t state_bytes() const;
+  // The most state_bytes() the L1s of `gpu` hold in either mode: at the largest capacity a kernel
+  // can give them (l1.size, or beside the smallest carve-out), the set-mask memos as built. Pure.
+  static std::uint64_t state_bytes_at_most(const arch::GpuSpec& gpu, bool approximate);
 
  private:
+  // Whether the approximate L1 of `bytes` is a SmallGroupCache (else a GroupCache).
+  static bool small_groups(std::uint64_t bytes) { return GroupCache::room_for(bytes) <= SmallGroupCache::kMaxGroups; }
   void build(std::uint64_t bytes);
   const arch::GpuSpec* gpu_;
   bool approximate_;

@@ -37,7 +37,7 @@ MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz, TagMode mode)
     } else {
       // Room for the groups of a cache full of groups a quarter valid; victims drawn as the L2's
       // sets of l2.ways would draw them (docs/model.md).
-      l2_groups_.emplace_back(gpu.l2_instance_bytes(), static_cast<std::uint32_t>(gpu.l2_instance_bytes() / (64 * 16)), 1,
+      l2_groups_.emplace_back(gpu.l2_instance_bytes(), GroupCache::room_for(gpu.l2_instance_bytes()), 1,
                               line_, gpu.l2.ways);
     }
   }
@@ -70,7 +70,7 @@ MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz, TagMode mode)
                                 "the approximate mode keeps 64 B units; it needs 64 B MALL lines, not " +
                                     std::to_string(mall_line));
       }
-      mall_groups_.emplace(gpu.mall.size.value, static_cast<std::uint32_t>(gpu.mall.size.value / (64 * 16)));
+      mall_groups_.emplace(gpu.mall.size.value, GroupCache::room_for(gpu.mall.size.value));
     }
     mall_ch_ = ServerBank(gpu.mall.channels, static_cast<double>(gpu.mall.bandwidth.value) * gpu.clock.fabric.value);
   }

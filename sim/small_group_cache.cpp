@@ -146,6 +146,11 @@ void SmallGroupCache::invalidate() {
   std::fill(slots_in_set_.begin(), slots_in_set_.end(), 0);
 }
 
+std::uint64_t SmallGroupCache::state_bytes_for(std::uint32_t max_groups, std::uint32_t sets) {
+  const std::uint64_t slots = std::max<std::uint32_t>(max_groups, 2), n = std::max<std::uint32_t>(1, sets);
+  return sizeof(SmallGroupCache) + (2 * slots + slots * (n + 1) + 2 * n) * sizeof(std::uint64_t);
+}
+
 std::uint64_t SmallGroupCache::state_bytes() const {
   return sizeof(*this) + (keys_.capacity() + valid_.capacity() + masks_.capacity() + used_in_set_.capacity() +
                           slots_in_set_.capacity()) *

@@ -38,6 +38,8 @@ class SmallGroupCache {
   std::uint64_t valid_bytes_in_set(std::uint32_t set) const { return used_in_set_[set] * 64; }
   std::uint32_t groups() const { return count_; }
   std::uint64_t state_bytes() const;
+  // state_bytes() of a SmallGroupCache built with these arguments. Pure.
+  static std::uint64_t state_bytes_for(std::uint32_t max_groups, std::uint32_t sets);
 
  private:
   static constexpr std::uint32_t kNone = 0xffffffffu;

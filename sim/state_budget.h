@@ -14,8 +14,9 @@ enum class TagMode : std::uint8_t;
 inline constexpr std::uint64_t kMaxStateBytes = std::uint64_t{4} << 30;
 
 // Contract: an upper bound on MemoryPath(gpu, ..., mode).state_bytes() from the geometry alone
-// (the exact caches' tag words as SetAssocCache lays them out, the approximate mode's groups with
-// their tables and per-set counts), with the config key of the level that takes the most. Pure.
+// (each cache's own state_bytes_for / state_bytes_split / state_bytes_at_most; the approximate
+// caches' set-mask memos, which grow with the group shapes seen, aside), with the config key of
+// the level that takes the most. Pure.
 struct StateEstimate {
   std::uint64_t bytes = 0;
   const char* largest_key = "l2.size";  // the level with the most: l1.size, l2.size or mall.size

@@ -8,8 +8,10 @@
 #include "arch/config_error.h"
 #include "workload_fixture.h"
 #include "sim/cache.h"
+#include "sim/group_cache.h"
 #include "sim/lru_ring.h"
 #include "sim/memory_path.h"
+#include "sim/small_group_cache.h"
 #include "sim/state_budget.h"
 
 using namespace attnsim;
@@ -33,6 +35,18 @@ TEST_CASE("the geometry's tag state is the state a cache of it holds") {
   CHECK(SetAssocCache::state_bytes_split(mi300x_l2, 32, 128) ==
         SetAssocCache(mi300x_l2, 32, 128, WritePolicy::write_back).state_bytes());
   CHECK(SetAssocCache::state_bytes_split(mi300x_l2, 32, 128) == 1024 * 32 * 8);
+  // GroupCache: a group (32 B) and its free-list entry (4 B), a table of the least power of two of
+  // at least twice the groups (4 B a slot), per-set unit words with sets > 1, two dense-list entries
+  // (8 B) and a position (4 B) with sampled victims.
+  CHECK(GroupCache::state_bytes_for(4096, 1, 16) == GroupCache(4u << 20, 4096, 1, 128, 16).state_bytes());
+  CHECK(GroupCache::state_bytes_for(4096, 1, 16) == 4096 * 36 + 8192 * 4 + 4096 * 20);
+  CHECK(GroupCache::state_bytes_for(3000, 4, 0) == GroupCache(3000 * 1024, 3000, 4, 128).state_bytes());
+  CHECK(GroupCache::state_bytes_for(3000, 4, 0) == 3000 * 36 + 8192 * 4 + 3000 * 5 * 8 + 5 * 8);  // + the memo's scratch
+  CHECK(GroupCache::room_for(4u << 20) == 4096);
+  // SmallGroupCache: itself, a key and a valid word per slot, sets + 1 mask words per slot, two
+  // words per set.
+  CHECK(SmallGroupCache::state_bytes_for(32, 4) == SmallGroupCache(32 << 10, 32, 4).state_bytes());
+  CHECK(SmallGroupCache::state_bytes_for(32, 4) == sizeof(SmallGroupCache) + (64 + 32 * 5 + 8) * 8);
 }
 
 TEST_CASE("the estimate bounds the state the shipped hierarchies hold in both tag modes") {
