@@ -60,8 +60,8 @@ Tick ComputeUnit::compute(Tick now, const GroupWork& w, const PipeCosts& pc, Wai
   const std::uint64_t lds_bytes =
       std::max<std::uint64_t>(c.lds_read + c.lds_write, c.lds_wavefronts * lds_bytes_per_clock_) * w.simds;
   const Tick stretch = std::max(matrix_work, vector_work) / n;
-  Tick lds_done = now;
-  for (Tick i = 0; i < n; ++i) lds_done = std::max(lds_done, lds(now + i * stretch, lds_bytes));
+  const Tick lds_done =
+      std::max(now, lds_series(static_cast<std::uint32_t>(n), lds_bytes, [&](std::uint32_t i) { return now + i * stretch; }));
   Tick issue_done = now;
   if (w.issued) {
     const Tick instructions =

@@ -68,6 +68,14 @@ class ComputeUnit {
   // LDS traffic of `bytes` arriving at `now` (shared by the CU's SIMDs), served in the LDS's free
   // time from then on (loads present their writes at their data's arrival, in the future).
   Tick lds(Tick now, std::uint64_t bytes) { return bytes ? lds_.serve(now, bytes) : now; }
+  // n such transfers of `bytes`, the i-th arriving at arrival_of(i) (non-decreasing in i): the
+  // latest of their lds() returns (0 for n = 0).
+  template <class ArrivalOf>
+  Tick lds_series(std::uint32_t n, std::uint64_t bytes, ArrivalOf&& arrival_of) {
+    if (n == 0) return 0;
+    if (bytes == 0) return arrival_of(n - 1);
+    return lds_.serve_series(n, bytes, arrival_of);
+  }
   // Issues a memory operation's `bytes` at `now` through the L1's issue path: when its last byte
   // has been issued.
   Tick issue(Tick now, std::uint64_t bytes) {

@@ -940,10 +940,9 @@ class KernelRun {
     // A batch's tiles arrive one after another over its duration, each written as it arrives.
     const std::uint64_t lds = op.op->cost.lds_write * shape_.kp->waves;
     result_->lds_bytes += op.count * lds;
-    Tick written = f.time;
-    for (std::uint32_t i = 1; i <= op.count; ++i) {
-      written = std::max(written, cu.lds(now + (f.time - now) * i / op.count, lds));
-    }
+    const Tick written = std::max(f.time, cu.lds_series(op.count, lds, [&](std::uint32_t i) {
+      return now + (f.time - now) * (i + 1) / op.count;
+    }));
     if (written > f.time) f = Finish{written, FinishCause{WaitCause::lds, 0}};
     f.cause.latency_share = latency_share(latency, f.time - now);
     return f;

@@ -2,6 +2,10 @@
 // Hand cases at 1 byte per ps (1e12 B/s), so a request of n bytes needs n ps.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <random>
+#include <vector>
+
 #include "sim/backfill_server.h"
 #include "sim/bandwidth_server.h"
 
@@ -39,4 +43,53 @@ TEST_CASE("a request larger than a gap is split around the reservation after it"
   b.prune(35);                   // nothing arrives before 35 any more
   CHECK(b.free_at() == 0);
   CHECK(b.serve(40, 5) == 45);
+}
+
+namespace {
+// The reference: a timeline of picoseconds, each free or taken; a request takes the first `bytes`
+// free picoseconds at or after its arrival (at 1 byte per ps) and ends after the last of them.
+struct Timeline {
+  std::vector<bool> taken = std::vector<bool>(1 << 16, false);
+  Tick serve(Tick arrival, std::uint64_t bytes) {
+    Tick t = arrival;
+    for (std::uint64_t left = bytes; left > 0; ++t) {
+      if (taken[static_cast<std::size_t>(t)]) continue;
+      taken[static_cast<std::size_t>(t)] = true;
+      --left;
+    }
+    return t;
+  }
+};
+}  // namespace
+
+TEST_CASE("the backfill server takes the first free time after each arrival alone or in a series") {
+  // Random requests around reservations made ahead of them, pruned as time advances, checked
+  // against a timeline of picoseconds; series of n requests (serve_series) against the same.
+  std::mt19937_64 rng(7);
+  for (int run = 0; run < 50; ++run) {
+    CAPTURE(run);
+    BackfillServer b(1e12);
+    Timeline ref;
+    Tick now = 0;
+    for (int step = 0; step < 200; ++step) {
+      CAPTURE(step);
+      if (rng() % 4 == 0) {
+        now += static_cast<Tick>(rng() % 40);
+        b.prune(now);
+      }
+      const Tick arrival = now + static_cast<Tick>(rng() % 120);
+      const std::uint64_t bytes = rng() % 30;
+      if (rng() % 2 == 0) {
+        REQUIRE(b.serve(arrival, bytes) == (bytes ? ref.serve(arrival, bytes) : arrival));
+        continue;
+      }
+      const auto n = static_cast<std::uint32_t>(1 + rng() % 8);
+      const Tick stretch = static_cast<Tick>(rng() % 25);
+      Tick expected = 0;
+      for (std::uint32_t i = 0; i < n; ++i) {
+        expected = std::max(expected, bytes ? ref.serve(arrival + i * stretch, bytes) : arrival + i * stretch);
+      }
+      REQUIRE(b.serve_series(n, bytes, [&](std::uint32_t i) { return arrival + i * stretch; }) == expected);
+    }
+  }
 }
