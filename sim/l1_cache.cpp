@@ -1,5 +1,6 @@
 #include "sim/l1_cache.h"
 
+#include <algorithm>
 #include <string>
 
 #include "arch/config_error.h"
@@ -8,6 +9,7 @@ namespace attnsim::sim {
 
 L1Caches::L1Caches(const arch::GpuSpec& gpu, bool approximate) : gpu_(&gpu), approximate_(approximate) {
   const arch::L1Spec& l1 = gpu.l1;
+  line_ = Divisor(l1.line.value);
   if (l1.line.value != gpu.l2.line.value) {
     throw arch::ConfigError(arch::ValueOrigin{gpu.name, 0, 0, {}}, "l1.line",
                             "the L1 is modelled per L2 line: it must equal l2.line (" +
@@ -28,7 +30,7 @@ void L1Caches::build(std::uint64_t bytes) {
   groups_.clear();
   small_.clear();
   set_masks_.reset();
-  if (approximate_) {
+  if (groups_for(*gpu_, approximate_)) {
     // Room for the groups of an L1 full of groups a quarter valid, as the approximate L2. The
     // exact L1's few sets (line mod sets) are kept: each holds its share of the capacity, so that
     // rows whose lines fall in some of the sets only (a row stride a multiple of sets x line)
@@ -61,6 +63,32 @@ void L1Caches::resize(std::uint64_t bytes) {
   build(bytes);
 }
 
+std::uint64_t L1Caches::read_units(std::uint32_t cu, std::uint64_t key, const GroupShape& shape, std::uint64_t units) {
+  // One lookup per line: the units of a row that lie in the same line, each as its part of it.
+  LruRing& ring = exact_[cu];
+  const std::uint32_t per_row = shape.units_per_row ? shape.units_per_row : 64;
+  std::uint64_t held = 0;
+  for (std::uint64_t left = units; left;) {
+    const auto u = static_cast<std::uint32_t>(__builtin_ctzll(left));
+    const std::uint32_t row = u / per_row, row_end = std::min<std::uint32_t>((row + 1) * per_row, 64);
+    const std::uint64_t address = key + row * shape.stride + (u % per_row) * std::uint64_t{64};
+    const std::uint64_t offset = line_.mod(address);  // of the unit in its line
+    std::uint8_t parts = 0;
+    std::uint64_t members = 0;
+    for (std::uint32_t v = u; v < row_end && (left >> v & 1) && offset + (v - u) * 64 < line_.value(); ++v) {
+      parts = static_cast<std::uint8_t>(parts | 1u << ((offset + (v - u) * 64) / 64));
+      members |= std::uint64_t{1} << v;
+    }
+    const std::uint8_t valid = ring.access_parts(address - offset, parts);
+    for (std::uint64_t m = members; m; m &= m - 1) {
+      const auto v = static_cast<std::uint32_t>(__builtin_ctzll(m));
+      if (valid >> ((offset + (v - u) * 64) / 64) & 1) held |= std::uint64_t{1} << v;
+    }
+    left &= ~members;
+  }
+  return held;
+}
+
 bool L1Caches::read(std::uint32_t cu, std::uint64_t line_address, std::uint32_t lo, std::uint32_t hi) {
   // The 64 B units of the line the read touches, one bit each.
   std::uint8_t units = 0;
@@ -78,7 +106,7 @@ std::uint64_t L1Caches::state_bytes_at_most(const arch::GpuSpec& gpu, bool appro
   const std::uint64_t cus = std::uint64_t{gpu.chip.xcds} * gpu.chip.cus_per_xcd;
   const std::uint64_t bytes = gpu.l1.carveouts.empty() ? gpu.l1.size.value : gpu.l1_left_by(gpu.l1.carveouts.front().value);
   const auto sets = static_cast<std::uint32_t>(gpu.l1_sets());
-  if (!approximate) {
+  if (!groups_for(gpu, approximate)) {
     return cus * LruRing::state_bytes_for(bytes, static_cast<std::uint32_t>(gpu.l1_ways_at(bytes)),
                                           static_cast<std::uint32_t>(gpu.l1.line.value));
   }

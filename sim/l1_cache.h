@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "arch/gpu_spec.h"
+#include "sim/divisor.h"
 #include "sim/group_cache.h"
 #include "sim/lru_ring.h"
 #include "sim/small_group_cache.h"
@@ -20,7 +21,9 @@ namespace attnsim::sim {
 // request hits only if every unit it touches is valid. Approximate mode: a GroupCache of the L1's
 // size and sets per CU, keyed like the L2's groups (also valid per 64 B unit); held as a
 // SmallGroupCache (the same outcome, faster) when it has room for at most
-// SmallGroupCache::kMaxGroups groups (MI300X: 32). Deterministic.
+// SmallGroupCache::kMaxGroups groups (MI300X: 32); an L1 of more than kMaxGroupSets sets (a
+// what-if of a large L1 at the configured ways) keeps the exact mode's tags instead, probed unit by
+// unit (its groups' per-set counts would grow with the sets). Deterministic.
 class L1Caches {
  public:
   // Contract: throws arch::ConfigError unless l1.line equals l2.line (requests are L2 lines) and
@@ -35,8 +38,11 @@ class L1Caches {
   // that were present, then fills the others.
   std::uint64_t read_group(std::uint32_t cu, std::uint64_t key, const GroupShape& shape, std::uint64_t units) {
     if (set_masks_) return small_[cu].access(key, shape, units, units, *set_masks_);
-    return groups_[cu].access(key, shape, units, units, 0, [](auto&&...) {});
+    if (!groups_.empty()) return groups_[cu].access(key, shape, units, units, 0, [](auto&&...) {});
+    return read_units(cu, key, shape, units);
   }
+  // The most sets an approximate L1 keeps as groups (the sets a group's word of sets covers).
+  static constexpr std::uint64_t kMaxGroupSets = 64;
   // Drops every line of every L1 (the command processor does so when a kernel starts).
   void invalidate();
   // Gives every L1 `bytes` of capacity (the sets and line of l1.size; a whole number of ways),
@@ -49,13 +55,21 @@ class L1Caches {
   static std::uint64_t state_bytes_at_most(const arch::GpuSpec& gpu, bool approximate);
 
  private:
-  // Whether the approximate L1 of `bytes` is a SmallGroupCache (else a GroupCache).
+  // Whether the approximate L1 of `bytes` is a SmallGroupCache (else a GroupCache), given that it
+  // keeps groups at all (groups_for).
   static bool small_groups(std::uint64_t bytes) { return GroupCache::room_for(bytes) <= SmallGroupCache::kMaxGroups; }
+  // Whether the L1s of `gpu` keep groups in the mode (else the exact mode's tags).
+  static bool groups_for(const arch::GpuSpec& gpu, bool approximate) {
+    return approximate && gpu.l1_sets() <= kMaxGroupSets;
+  }
+  // read_group on the exact tags: each unit of `units` looked up as its part of its line.
+  std::uint64_t read_units(std::uint32_t cu, std::uint64_t key, const GroupShape& shape, std::uint64_t units);
   void build(std::uint64_t bytes);
   const arch::GpuSpec* gpu_;
   bool approximate_;
+  Divisor line_;  // l1.line
   std::uint64_t size_ = 0;
-  std::vector<LruRing> exact_;         // per CU
+  std::vector<LruRing> exact_;         // per CU: the exact mode's, or an approximate L1 of many sets
   std::vector<GroupCache> groups_;     // per CU, approximate mode (large L1s)
   std::vector<SmallGroupCache> small_; // per CU, approximate mode (small L1s)
   std::optional<GroupSetMasks> set_masks_;  // the small L1s' sets of each group shape

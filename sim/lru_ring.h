@@ -46,13 +46,11 @@ class LruRing {
   // Looks up the line holding `address` for the parts `parts` (a bit per part); allocates it on a
   // miss. Returns true on a hit (present, every part valid).
   bool access(std::uint64_t address, std::uint8_t parts = 1) {
-    const std::uint64_t line = line_div_.div(address);
-    const std::uint64_t tag = set_div_.div(line);
-    if (tag >= kEmpty) throw std::out_of_range("address beyond the L1 model's tag range");
-    const std::uint64_t set = set_div_.mod(line);
-    return ways_ >= kFilterMinWays ? access_filtered(set, static_cast<std::uint32_t>(tag), parts)
-                                   : access_set<false>(set, static_cast<std::uint32_t>(tag), parts);
+    const Lookup l = lookup(address, parts);
+    return l.present && l.valid == parts;
   }
+  // The same access: returns the parts of `parts` that were valid (0 when the line was absent).
+  std::uint8_t access_parts(std::uint64_t address, std::uint8_t parts) { return lookup(address, parts).valid; }
   void invalidate() {
     std::fill(tags_.begin(), tags_.end(), kEmpty);
     std::fill(sigs_.begin(), sigs_.end(), signature(kEmpty));
@@ -84,14 +82,27 @@ class LruRing {
   static void count(std::uint8_t& c) { c = static_cast<std::uint8_t>(c + (c < 255)); }
   static void uncount(std::uint8_t& c) { c = static_cast<std::uint8_t>(c - (c < 255)); }
 
+  // What an access found: whether the line was present, and which of the parts asked for were valid.
+  struct Lookup {
+    bool present = false;
+    std::uint8_t valid = 0;
+  };
+  Lookup lookup(std::uint64_t address, std::uint8_t parts) {
+    const std::uint64_t line = line_div_.div(address);
+    const std::uint64_t tag = set_div_.div(line);
+    if (tag >= kEmpty) throw std::out_of_range("address beyond the L1 model's tag range");
+    const std::uint64_t set = set_div_.mod(line);
+    return ways_ >= kFilterMinWays ? access_filtered(set, static_cast<std::uint32_t>(tag), parts)
+                                   : access_set<false>(set, static_cast<std::uint32_t>(tag), parts);
+  }
   // The filtered copy out of line, so that the plain one (narrow sets: the MI300X's 64 ways) keeps
   // the code it had before the filter.
-  [[gnu::noinline]] bool access_filtered(std::uint64_t set, std::uint32_t tag, std::uint8_t parts) {
+  [[gnu::noinline]] Lookup access_filtered(std::uint64_t set, std::uint32_t tag, std::uint8_t parts) {
     return access_set<true>(set, tag, parts);
   }
-  // access() in set `set`, with or without the presence filter (one copy each, no test per step).
+  // The access in set `set`, with or without the presence filter (one copy each, no test per step).
   template <bool Filtered>
-  bool access_set(std::uint64_t set, std::uint32_t tag, std::uint8_t parts) {
+  Lookup access_set(std::uint64_t set, std::uint32_t tag, std::uint8_t parts) {
     std::uint32_t* tags = &tags_[set * ways_];
     std::uint8_t* sigs = &sigs_[set * ways_];
     std::uint8_t* valid = &parts_[set * ways_];
@@ -107,9 +118,9 @@ class LruRing {
       tags[head] = tag;
       sigs[head] = signature(tag);
       valid[head] = parts;
-      return false;
+      return Lookup{};
     }
-    const bool hit = (valid[p] & parts) == parts;
+    const Lookup hit{true, static_cast<std::uint8_t>(valid[p] & parts)};
     const std::uint8_t now_valid = valid[p] | parts;
     // The tags from the head to p move one place toward the old end; p's line becomes the head.
     for (std::uint32_t i = p; i != head;) {

@@ -189,6 +189,57 @@ TEST_CASE("the approximate mode's L1 counts a tile's rows as the exact mode does
   CHECK(approx.read_spans(0, 3, &rows, 1, 2 * kLater, ca).finish == 2 * kLater + kL1);
 }
 
+TEST_CASE("an approximate L1 of many sets keeps exact tags and counts as the exact mode") {
+  // A 1 MiB L1 at the MI300X's 64 ways: 128 sets of 128 B lines, more than a group's word of sets
+  // covers. Rows of 256 B 16 KiB apart (128 lines: every row's two lines in sets 0 and 1), read
+  // twice: 64 rows fit the 64 ways, so the second pass hits every line; 65 rows cycle through them
+  // in LRU order, so it hits none. The exact mode's line requests give the same L1 counts.
+  const auto& gpu = test::gpu_with("mi300x", {"l1.size=1MiB"});
+  REQUIRE(gpu.l1_sets() == 128);
+  for (const std::uint32_t rows : {64u, 65u}) {
+    CAPTURE(rows);
+    MemoryPath exact(gpu, 1e9), approx(gpu, 1e9, TagMode::approximate);
+    TrafficCounters ce, ca;
+    std::vector<LineRequest> lines;
+    for (std::uint64_t r = 0; r < rows; ++r) {
+      for (std::uint64_t l = 0; l < 2; ++l) lines.push_back(LineRequest{(1 << 24) + r * 16384 + l * 128, 0, 128});
+    }
+    const RowSpan span{1 << 24, 256, 16384, rows, 0};
+    for (int pass = 0; pass < 2; ++pass) {
+      exact.read_batch(0, 3, lines.data(), lines.size(), pass * kLater, ce);
+      approx.read_spans(0, 3, &span, 1, pass * kLater, ca);
+    }
+    CHECK(ca.tcp_accesses == 4 * rows);
+    CHECK(ca.tcp_read_hits == (rows == 64 ? 128u : 0u));
+    CHECK(ca.l1_read_hit_bytes == (rows == 64 ? 128u * 128 : 0u));
+    CHECK(ce.tcp_accesses == ca.tcp_accesses);
+    CHECK(ce.tcp_read_hits == ca.tcp_read_hits);
+    CHECK(ce.l1_read_hit_bytes == ca.l1_read_hit_bytes);
+  }
+}
+
+TEST_CASE("an approximate L1 of many sets finds each unit's part of its line") {
+  // Rows of 64 B, 192 B apart: their units at 0, 192, 384, ... lie in halves 0, 1, 0, 1, ... of
+  // lines 0, 1, 3, 4, 6, 7, 9, 10; the same rows 64 B further on, in the other halves of lines 0, 2,
+  // 3, 5, 6, 8, 9, 11. Each hits when read again, neither where the other was read; then the 12
+  // lines they lie in, read whole, hit where both halves were read: lines 0, 3, 6 and 9.
+  const auto& gpu = test::gpu_with("mi300x", {"l1.size=1MiB"});
+  MemoryPath approx(gpu, 1e9, TagMode::approximate);
+  TrafficCounters c;
+  const RowSpan first{1 << 24, 64, 192, 8, 0}, second{(1 << 24) + 64, 64, 192, 8, 0};
+  approx.read_spans(0, 0, &first, 1, 0, c);
+  approx.read_spans(0, 0, &second, 1, kLater, c);
+  CHECK(c.tcp_read_hits == 0);
+  approx.read_spans(0, 0, &first, 1, 2 * kLater, c);
+  approx.read_spans(0, 0, &second, 1, 3 * kLater, c);
+  CHECK(c.tcp_read_hits == 16);
+  CHECK(c.l1_read_hit_bytes == 16 * 64);
+  const RowSpan whole{1 << 24, 1536, 1536, 1, 0};
+  approx.read_spans(0, 0, &whole, 1, 4 * kLater, c);
+  CHECK(c.tcp_read_hits == 16 + 4);
+  CHECK(c.l1_read_hit_bytes == 16 * 64 + 4 * 128);
+}
+
 TEST_CASE("an L1 the model cannot represent is refused by name") {
   const auto refused = [](const std::vector<std::string>& sets) {
     try {

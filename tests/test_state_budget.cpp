@@ -9,6 +9,7 @@
 #include "workload_fixture.h"
 #include "sim/cache.h"
 #include "sim/group_cache.h"
+#include "sim/l1_cache.h"
 #include "sim/lru_ring.h"
 #include "sim/memory_path.h"
 #include "sim/small_group_cache.h"
@@ -70,8 +71,12 @@ TEST_CASE("the estimate bounds the state the shipped hierarchies hold in both ta
 }
 
 TEST_CASE("a hierarchy whose tags the host cannot hold is refused before it is allocated") {
-  // 304 approximate L1s of 64 MiB: 65,536 groups each, each with a word per set of the L1's 8,192.
-  const auto big_l1 = arch::load_arch_file(arch::resolve_arch("mi300x"), {"l1.size=64MiB"}).spec;
+  // 4,096 approximate L1s (512 CUs per XCD) of 8 MiB at 1,024 ways (64 sets): 8,192 groups each,
+  // each with a word per set and one for the sets (4.6 MB an L1, 19 GB in all).
+  const auto big_l1 = arch::load_arch_file(arch::resolve_arch("mi300x"),
+                                           {"chip.cus_per_xcd=512", "l1.size=8MiB", "l1.ways=1024"})
+                          .spec;
+  CHECK(GroupCache::state_bytes_for(8192, 64, 0) == 8192 * 36 + 16384 * 4 + 8192 * 65 * 8 + 65 * 8);
   std::string message;
   try {
     MemoryPath path(big_l1, 2.1e9, TagMode::approximate);
@@ -80,10 +85,21 @@ TEST_CASE("a hierarchy whose tags the host cannot hold is refused before it is a
   }
   CHECK(message.find("key 'l1.size'") != std::string::npos);
   CHECK(message.find("without --approximate") != std::string::npos);
-  // The exact tags of the same L1s: 304 x (512 Ki lines of 6 bytes and 8 Ki sets of 4), in place of
-  // the shipped L1s' 304 x (256 lines and 4 sets): under 1 GiB, allowed.
-  const std::uint64_t shipped = estimate_state_bytes(test::gpu("mi300x"), TagMode::exact).bytes;
-  CHECK(estimate_state_bytes(big_l1, TagMode::exact).bytes ==
-        shipped - 304 * (256 * 6 + 4 * 4) + 304 * ((std::uint64_t{512} << 10) * 6 + 8192 * 4));
+  // Their exact tags: 4,096 x (64 Ki lines of 6 bytes, 64 sets of 4 and their presence filters of
+  // 2 Ki bytes), 2.1 GB: allowed.
+  CHECK(L1Caches::state_bytes_at_most(big_l1, false) == 4096 * ((std::uint64_t{64} << 10) * 6 + 64 * 4 + 64 * 2048));
   CHECK(estimate_state_bytes(big_l1, TagMode::exact).bytes < kMaxStateBytes);
+}
+
+TEST_CASE("an approximate L1 of more sets than a group's word covers keeps exact tags") {
+  // 304 L1s of 64 MiB at 64 ways (8,192 sets): the exact mode's tags in both modes, 304 x (512 Ki
+  // lines of 6 bytes and 8 Ki sets of 4) in place of the shipped L1s' 304 x (256 lines and 4 sets).
+  const auto big_l1 = arch::load_arch_file(arch::resolve_arch("mi300x"), {"l1.size=64MiB"}).spec;
+  const std::uint64_t shipped = estimate_state_bytes(test::gpu("mi300x"), TagMode::exact).bytes;
+  const std::uint64_t exact = estimate_state_bytes(big_l1, TagMode::exact).bytes;
+  CHECK(exact == shipped - 304 * (256 * 6 + 4 * 4) + 304 * ((std::uint64_t{512} << 10) * 6 + 8192 * 4));
+  CHECK(exact < kMaxStateBytes);
+  const std::uint64_t shipped_approximate = estimate_state_bytes(test::gpu("mi300x"), TagMode::approximate).bytes;
+  CHECK(estimate_state_bytes(big_l1, TagMode::approximate).bytes ==
+        shipped_approximate - L1Caches::state_bytes_at_most(test::gpu("mi300x"), true) + 304 * ((std::uint64_t{512} << 10) * 6 + 8192 * 4));
 }
