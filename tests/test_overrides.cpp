@@ -77,6 +77,11 @@ TEST_CASE("bad overrides: each names the --set argument") {
         "(units: B/s, KB/s, MB/s, GB/s, TB/s, KiB/s, MiB/s, GiB/s, TiB/s), got \"8TB/x\" (unknown unit \"TB/x\")");
   CHECK(set_error({"chip.xcds=eight"}) ==
         "--set chip.xcds=eight: error: key 'chip.xcds': expected an integer in [1, 64], got the string \"eight\"");
+  // The power controller's period from 100 ns (each period is an event; 100 ps was accepted).
+  CHECK(set_error({"clock.power.control_interval=10ns"}) ==
+        "--set clock.power.control_interval=10ns: error: key 'clock.power.control_interval': expected a duration "
+        "such as \"218ns\" in [100 ns, 1000 ms], got \"10ns\" (out of range)");
+  CHECK(set_error({"clock.power.control_interval=100ns"}).empty());
   CHECK(set_error({"chip.xcds"}) == "--set chip.xcds: error: expected key.path=value");
   CHECK(set_error({"=4"}) == "--set =4: error: expected key.path=value (the key is empty)");
   CHECK(set_error({"chip.xcds="}) == "--set chip.xcds=: error: key 'chip.xcds': no value after '='");
