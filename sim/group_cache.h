@@ -161,26 +161,33 @@ class GroupCache {
   std::vector<Resident> resident_, order_;  // order_: flush_and_invalidate's scratch
   std::vector<std::uint32_t> pos_;
   // The least recently used of sample_ groups drawn uniformly from the resident ones, other than
-  // `keep` (kNone if every draw was it). xorshift64, each step's halves two draws, each half scaled
-  // to the list (no division). The resident groups' stamps differ, so the least of (stamp, group)
-  // packed in a word is the least recent draw: found without a branch per draw (a draw of `keep`
-  // counts as the largest word).
+  // `keep` (kNone if every draw was it), where `keep` is kNone or the group accessed last (its
+  // stamp the largest). xorshift64, each step's halves two draws, each half scaled to the list (no
+  // division). The resident groups' stamps differ, so the least of (stamp, group) packed in a word
+  // is the least recent draw, found without a branch per draw: `keep`'s only if every draw was it.
   std::uint32_t sampled_victim(std::uint32_t keep) {
     std::uint64_t best = ~std::uint64_t{0};
     const std::uint64_t n = resident_.size();
     const auto consider = [&](std::uint64_t half) {
       const Resident& r = resident_[(half * n) >> 32];
-      const std::uint64_t word = r.group == keep ? ~std::uint64_t{0} : std::uint64_t{r.stamp} << 32 | r.group;
-      best = std::min(best, word);
+      best = std::min(best, std::uint64_t{r.stamp} << 32 | r.group);
     };
-    for (std::uint32_t i = 0; i < sample_; i += 2) {
+    const auto step = [&] {
       rng_ ^= rng_ << 13;
       rng_ ^= rng_ >> 7;
       rng_ ^= rng_ << 17;
+    };
+    for (std::uint32_t i = 0; i + 1 < sample_; i += 2) {
+      step();
       consider(rng_ >> 32);
-      if (i + 1 < sample_) consider(rng_ & 0xffffffffu);
+      consider(rng_ & 0xffffffffu);
     }
-    return best == ~std::uint64_t{0} ? kNone : static_cast<std::uint32_t>(best);
+    if (sample_ & 1) {  // the last draw: the high half of one more step
+      step();
+      consider(rng_ >> 32);
+    }
+    const auto victim = static_cast<std::uint32_t>(best);
+    return victim == keep ? kNone : victim;
   }
 };
 
