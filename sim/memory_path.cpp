@@ -12,7 +12,7 @@ static_assert(arch::kDefaultIndexPrime == SetAssocCache::kDefaultIndexPrime, "on
 }  // namespace
 
 MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz, TagMode mode)
-    : gpu_((check_state_budget(gpu, mode), &gpu)),  // before any cache is allocated (the first member)
+    : gpu_(&check_state_budget(gpu, mode)),  // before any cache is allocated (the first member)
       line_(static_cast<std::uint32_t>(gpu.l2.line.value)),
       mall_latency_(gpu.mall.present ? gpu.mall.latency.value : 0),
       hbm_latency_(gpu.hbm.latency.value),

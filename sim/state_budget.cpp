@@ -40,9 +40,9 @@ StateEstimate estimate_state_bytes(const arch::GpuSpec& gpu, TagMode mode) {
   return e;
 }
 
-void check_state_budget(const arch::GpuSpec& gpu, TagMode mode) {
+const arch::GpuSpec& check_state_budget(const arch::GpuSpec& gpu, TagMode mode) {
   const StateEstimate e = estimate_state_bytes(gpu, mode);
-  if (e.bytes <= kMaxStateBytes) return;
+  if (e.bytes <= kMaxStateBytes) return gpu;
   const auto mib = [](std::uint64_t b) { return std::to_string(b >> 20) + " MiB"; };
   std::string problem = "the cache tags of this hierarchy would take about " + mib(e.bytes) +
                         " of host memory, more than the " + mib(kMaxStateBytes) + " one simulation may hold; " +

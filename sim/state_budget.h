@@ -26,6 +26,7 @@ StateEstimate estimate_state_bytes(const arch::GpuSpec& gpu, TagMode mode);
 
 // Throws arch::ConfigError naming the largest level's key when the estimate exceeds
 // kMaxStateBytes: a config whose caches the host cannot hold is refused before it is allocated.
-void check_state_budget(const arch::GpuSpec& gpu, TagMode mode);
+// Returns `gpu` (a constructor checks it in its first member's initialiser, before any cache).
+const arch::GpuSpec& check_state_budget(const arch::GpuSpec& gpu, TagMode mode);
 
 }  // namespace attnsim::sim
