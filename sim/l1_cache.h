@@ -22,8 +22,8 @@ namespace attnsim::sim {
 // size and sets per CU, keyed like the L2's groups (also valid per 64 B unit); held as a
 // SmallGroupCache (the same outcome, faster) when it has room for at most
 // SmallGroupCache::kMaxGroups groups (MI300X: 32); an L1 of more than kMaxGroupSets sets (a
-// what-if of a large L1 at the configured ways) keeps the exact mode's tags instead, probed unit by
-// unit (its groups' per-set counts would grow with the sets). Deterministic.
+// what-if of a large L1 at the configured ways) keeps the exact mode's tags instead, a group's
+// units looked up line by line (its groups' per-set counts would grow with the sets). Deterministic.
 class L1Caches {
  public:
   // Contract: throws arch::ConfigError unless l1.line equals l2.line (requests are L2 lines) and
