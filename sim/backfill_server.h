@@ -27,14 +27,20 @@ class BackfillServer {
     std::size_t from = head_;
     return serve_from(from, arrival, bytes);
   }
-  // n requests of `bytes` each, the i-th arriving at arrival_of(i) (non-decreasing in i), served in
-  // that order: returns when the last byte of any of them has been served (0 for n = 0). The same
-  // reservations as n calls of serve(), each walk resuming where the previous one began.
+  // n requests of `bytes` each, the i-th arriving at arrival_of(i), served in that order: returns
+  // when the last byte of any of them has been served (0 for n = 0). The same reservations as n
+  // calls of serve(); while the arrivals do not decrease, each walk resumes where the previous one
+  // began.
   template <class ArrivalOf>
   Tick serve_series(std::uint32_t n, std::uint64_t bytes, ArrivalOf&& arrival_of) {
-    Tick done = 0;
+    Tick done = 0, last = 0;
     std::size_t from = head_;
-    for (std::uint32_t i = 0; i < n; ++i) done = std::max(done, serve_from(from, arrival_of(i), bytes));
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const Tick arrival = arrival_of(i);
+      if (arrival < last) from = head_;  // an earlier arrival: from the first reservation again
+      last = arrival;
+      done = std::max(done, serve_from(from, arrival, bytes));
+    }
     return done;
   }
 

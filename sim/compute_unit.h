@@ -68,8 +68,8 @@ class ComputeUnit {
   // LDS traffic of `bytes` arriving at `now` (shared by the CU's SIMDs), served in the LDS's free
   // time from then on (loads present their writes at their data's arrival, in the future).
   Tick lds(Tick now, std::uint64_t bytes) { return bytes ? lds_.serve(now, bytes) : now; }
-  // n such transfers of `bytes`, the i-th arriving at arrival_of(i) (non-decreasing in i): the
-  // latest of their lds() returns (0 for n = 0).
+  // n such transfers of `bytes`, the i-th arriving at arrival_of(i): the latest of their lds()
+  // returns (0 for n = 0).
   template <class ArrivalOf>
   Tick lds_series(std::uint32_t n, std::uint64_t bytes, ArrivalOf&& arrival_of) {
     if (n == 0) return 0;
