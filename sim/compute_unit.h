@@ -72,9 +72,7 @@ class ComputeUnit {
   // returns (0 for n = 0).
   template <class ArrivalOf>
   Tick lds_series(std::uint32_t n, std::uint64_t bytes, ArrivalOf&& arrival_of) {
-    if (n == 0) return 0;
-    if (bytes == 0) return arrival_of(n - 1);
-    return lds_.serve_series(n, bytes, arrival_of);
+    return lds_.serve_series(n, bytes, arrival_of);  // a transfer of no bytes returns its arrival
   }
   // Issues a memory operation's `bytes` at `now` through the L1's issue path: when its last byte
   // has been issued.

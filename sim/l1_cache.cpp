@@ -1,6 +1,7 @@
 #include "sim/l1_cache.h"
 
 #include <algorithm>
+#include <bit>
 #include <string>
 
 #include "arch/config_error.h"
@@ -64,27 +65,24 @@ void L1Caches::resize(std::uint64_t bytes) {
 }
 
 std::uint64_t L1Caches::read_units(std::uint32_t cu, std::uint64_t key, const GroupShape& shape, std::uint64_t units) {
-  // One lookup per line: the units of a row that lie in the same line, each as its part of it.
+  // One lookup per line: the run of units of a row from the first one left that lie in its line,
+  // unit u + k being part first_part + k of the line.
   LruRing& ring = exact_[cu];
   const std::uint32_t per_row = shape.units_per_row ? shape.units_per_row : 64;
+  const auto parts_per_line = static_cast<std::uint32_t>(line_.value() / 64);
   std::uint64_t held = 0;
   for (std::uint64_t left = units; left;) {
-    const auto u = static_cast<std::uint32_t>(__builtin_ctzll(left));
-    const std::uint32_t row = u / per_row, row_end = std::min<std::uint32_t>((row + 1) * per_row, 64);
+    const auto u = static_cast<std::uint32_t>(std::countr_zero(left));
+    const std::uint32_t row = u / per_row;
     const std::uint64_t address = key + row * shape.stride + (u % per_row) * std::uint64_t{64};
     const std::uint64_t offset = line_.mod(address);  // of the unit in its line
-    std::uint8_t parts = 0;
-    std::uint64_t members = 0;
-    for (std::uint32_t v = u; v < row_end && (left >> v & 1) && offset + (v - u) * 64 < line_.value(); ++v) {
-      parts = static_cast<std::uint8_t>(parts | 1u << ((offset + (v - u) * 64) / 64));
-      members |= std::uint64_t{1} << v;
-    }
-    const std::uint8_t valid = ring.access_parts(address - offset, parts);
-    for (std::uint64_t m = members; m; m &= m - 1) {
-      const auto v = static_cast<std::uint32_t>(__builtin_ctzll(m));
-      if (valid >> ((offset + (v - u) * 64) / 64) & 1) held |= std::uint64_t{1} << v;
-    }
-    left &= ~members;
+    const auto first_part = static_cast<std::uint32_t>(offset / 64);
+    const std::uint32_t room = std::min(std::min((row + 1) * per_row, 64u) - u, parts_per_line - first_part);
+    const auto run = std::min<std::uint32_t>(room, static_cast<std::uint32_t>(std::countr_one(left >> u)));
+    const std::uint64_t run_mask = (std::uint64_t{1} << run) - 1;  // run <= parts_per_line <= 8
+    const std::uint8_t valid = ring.access_parts(address - offset, static_cast<std::uint8_t>(run_mask << first_part));
+    held |= (std::uint64_t{valid} >> first_part & run_mask) << u;
+    left &= ~(run_mask << u);
   }
   return held;
 }
