@@ -13,6 +13,15 @@
 
 namespace attnsim::sim {
 
+// The arguments a GroupCache is built with (its constructor's, below).
+struct GroupCacheGeometry {
+  std::uint64_t capacity_bytes = 0;
+  std::uint32_t max_groups = 0;
+  std::uint32_t sets = 1;
+  std::uint32_t line_bytes = 128;
+  std::uint32_t sample = 0;
+};
+
 // Contract: an approximation of a cache of `capacity_bytes`, bounded against the exact
 // set-associative cache in tests (docs/model.md, approximate mode). Every group is identified by a
 // key (the address of its first unit) and keeps the same shape for its life; a group of units is
@@ -37,6 +46,8 @@ class GroupCache {
  public:
   GroupCache(std::uint64_t capacity_bytes, std::uint32_t max_groups, std::uint32_t sets = 1,
              std::uint32_t line_bytes = 128, std::uint32_t sample = 0);
+  explicit GroupCache(const GroupCacheGeometry& g)
+      : GroupCache(g.capacity_bytes, g.max_groups, g.sets, g.line_bytes, g.sample) {}
 
   // Probes the units `mask` of group `key`: returns the units of `mask` that were valid. Then makes
   // `fill` valid (a read or write allocation; 0: no allocation, e.g. a write-through) and `dirty`
@@ -71,6 +82,7 @@ class GroupCache {
   // state_bytes() of a GroupCache just built with these arguments (its set-mask memo as built: the
   // memo grows with the shapes seen). Pure.
   static std::uint64_t state_bytes_for(std::uint32_t max_groups, std::uint32_t sets, std::uint32_t sample);
+  static std::uint64_t state_bytes_for(const GroupCacheGeometry& g) { return state_bytes_for(g.max_groups, g.sets, g.sample); }
 
  private:
   static constexpr std::uint32_t kNone = 0xffffffffu;

@@ -35,10 +35,7 @@ MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz, TagMode mode)
       l2_.emplace_back(gpu.l2_instance_bytes(), gpu.l2.ways, line_, WritePolicy::write_back, 1, set_index(gpu.l2.set_index),
                        0, gpu.hbm.capacity.value, gpu.l2.index_prime);
     } else {
-      // Room for the groups of a cache full of groups a quarter valid; victims drawn as the L2's
-      // sets of l2.ways would draw them (docs/model.md).
-      l2_groups_.emplace_back(gpu.l2_instance_bytes(), GroupCache::room_for(gpu.l2_instance_bytes()), 1,
-                              line_, gpu.l2.ways);
+      l2_groups_.emplace_back(approximate_l2(gpu));
     }
   }
   const std::uint32_t channels = instances * gpu.l2_instance_channels();
@@ -70,7 +67,7 @@ MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz, TagMode mode)
                                 "the approximate mode keeps 64 B units; it needs 64 B MALL lines, not " +
                                     std::to_string(mall_line));
       }
-      mall_groups_.emplace(gpu.mall.size.value, GroupCache::room_for(gpu.mall.size.value));
+      mall_groups_.emplace(approximate_mall(gpu));
     }
     mall_ch_ = ServerBank(gpu.mall.channels, static_cast<double>(gpu.mall.bandwidth.value) * gpu.clock.fabric.value);
   }
@@ -78,6 +75,15 @@ MemoryPath::MemoryPath(const arch::GpuSpec& gpu, double engine_hz, TagMode mode)
   hbm_writes_ = HbmWriteQueues(gpu.hbm.channels, gpu.hbm.write_queue.value / line_,
                                gpu.hbm.peak_bandwidth.value / gpu.hbm.channels, gpu.hbm.write_burst.value,
                                static_cast<Tick>(gpu.hbm.turnaround.value + 0.5));
+}
+
+GroupCacheGeometry MemoryPath::approximate_l2(const arch::GpuSpec& gpu) {
+  const std::uint64_t bytes = gpu.l2_instance_bytes();
+  return {bytes, GroupCache::room_for(bytes), 1, static_cast<std::uint32_t>(gpu.l2.line.value), gpu.l2.ways};
+}
+
+GroupCacheGeometry MemoryPath::approximate_mall(const arch::GpuSpec& gpu) {
+  return {gpu.mall.size.value, GroupCache::room_for(gpu.mall.size.value)};
 }
 
 void MemoryPath::set_engine_clock(double engine_hz) {

@@ -98,6 +98,12 @@ class MemoryPath {
   // span forms below; the exact mode takes every form but the span ones.
   MemoryPath(const arch::GpuSpec& gpu, double engine_hz, TagMode mode = TagMode::exact);
   TagMode mode() const { return mode_; }
+  // The approximate mode's group caches, as the constructor builds them (and the state-budget
+  // estimate sizes them): each L2 instance's, with room for a cache full of groups a quarter valid
+  // and victims drawn as the L2's sets of l2.ways would draw them (docs/model.md); the MALL's, the
+  // same room and strict LRU.
+  static GroupCacheGeometry approximate_l2(const arch::GpuSpec& gpu);
+  static GroupCacheGeometry approximate_mall(const arch::GpuSpec& gpu);
 
   // Re-rates the engine-clocked servers (L2 channels, links) for a kernel at another clock.
   void set_engine_clock(double engine_hz);

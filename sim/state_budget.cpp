@@ -18,12 +18,12 @@ StateEstimate estimate_state_bytes(const arch::GpuSpec& gpu, TagMode mode) {
       gpu.l2_instances() * (exact ? SetAssocCache::state_bytes_split(l2_each, gpu.l2.ways,
                                                                      static_cast<std::uint32_t>(gpu.l2.line.value),
                                                                      gpu.hbm.capacity.value)
-                                  : GroupCache::state_bytes_for(GroupCache::room_for(l2_each), 1, gpu.l2.ways));
+                                  : GroupCache::state_bytes_for(MemoryPath::approximate_l2(gpu)));
   std::uint64_t mall = 0;
   if (gpu.mall.present) {
     mall = exact ? SetAssocCache::state_bytes_split(gpu.mall.size.value, gpu.mall.ways,
                                                     static_cast<std::uint32_t>(gpu.mall.line.value), gpu.hbm.capacity.value)
-                 : GroupCache::state_bytes_for(GroupCache::room_for(gpu.mall.size.value), 1, 0);
+                 : GroupCache::state_bytes_for(MemoryPath::approximate_mall(gpu));
   }
   StateEstimate e;
   e.bytes = l1 + l2 + mall;
