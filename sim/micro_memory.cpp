@@ -152,15 +152,17 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
   const std::uint64_t per_cu = (lines + slices - 1) / slices;
   // Enough timed passes to hold at least 128 in-flight windows per CU (the ramp and the tail a
   // small part of the time), after a warm-up pass that brings the buffer into the caches it fits
-  // (at the HBM level, which misses them, none). A window larger than twice the bandwidth-delay
-  // product counts as that: its ramp and tail are a round trip each all the same, and its windows
-  // would make a run of 4,096 lines per CU sixty times longer for the same figure.
+  // (at the HBM level, which misses them, none). A window larger than four times the
+  // bandwidth-delay product counts as that: the lines beyond the product only queue, and a window
+  // of 4,096 lines per CU would make the run sixty times longer for the same figure. (Four, not
+  // one: the figure moves a little with the number of passes, by the cold first pass of an L1 that
+  // a kernel's start invalidates, and no shipped window reaches four times its product.)
   // On a partitioned L2 each half holds a copy of what its own CUs read: the slices rotate through
   // a CU of every half before the timed passes (one warm-up pass per partition).
   const bool warm_up = o.level != "hbm";
   const std::uint64_t warm_passes = warm_up ? (o.level != "l1" && !atomics ? gpu.l2.partitions : 1) : 0;
   const std::uint64_t sizing_window =
-      std::min<std::uint64_t>(inflight, 2 * bandwidth_delay_lines(gpu, o.level, cus, engine_hz));
+      std::min<std::uint64_t>(inflight, 4 * bandwidth_delay_lines(gpu, o.level, cus, engine_hz));
   const std::uint64_t passes = warm_passes + std::max<std::uint64_t>(1, (128 * sizing_window + per_cu - 1) / per_cu);
   const std::uint64_t steps = per_cu * passes;
   std::vector<std::uint64_t> issued(cus, 0);
