@@ -37,6 +37,18 @@ ClockEstimate sustained_clock(const ClockSpec& clock, const Activity& activity) 
   return ClockEstimate{Hertz{f}, true, Watts{power_at(f)}};
 }
 
+ClockSpec chip_clock(const GpuSpec& gpu) {
+  ClockSpec c = gpu.clock;
+  const double cus = static_cast<double>(gpu.total_cus()) / static_cast<double>(c.power_reference_cus);
+  for (Watts& w : c.power_matrix) w.value *= cus;
+  c.power_stream.value *= gpu.hbm.peak_bandwidth.value / c.power_reference_hbm_bandwidth.value;
+  return c;
+}
+
+ClockEstimate sustained_clock(const GpuSpec& gpu, const Activity& activity) {
+  return sustained_clock(chip_clock(gpu), activity);
+}
+
 Activity matrix_load(Dtype dtype) {
   Activity a;
   a.matrix[static_cast<std::size_t>(dtype)] = 1.0;

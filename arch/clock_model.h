@@ -28,6 +28,15 @@ struct ClockEstimate {
 // enforced). Contract: pure; activity values outside [0, 1] are clamped.
 ClockEstimate sustained_clock(const ClockSpec& clock, const Activity& activity);
 
+// `gpu`'s clock with its power classes for its own chip: clock.power.matrix_* scaled by its CUs
+// (chip.xcds x chip.cus_per_xcd) over clock.power.reference_cus, clock.power.stream by
+// hbm.peak_bandwidth over clock.power.reference_hbm_bandwidth. The shipped configs state their own
+// chip, so both factors are 1 unless a what-if changes the CUs or the HBM peak. Contract: pure.
+ClockSpec chip_clock(const GpuSpec& gpu);
+
+// sustained_clock(chip_clock(gpu), activity): what the simulator uses.
+ClockEstimate sustained_clock(const GpuSpec& gpu, const Activity& activity);
+
 // Full dense matrix load of one dtype (what a large GEMM does).
 Activity matrix_load(Dtype dtype);
 

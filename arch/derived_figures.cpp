@@ -14,7 +14,7 @@ DerivedFigures derive(const GpuSpec& s) {
     m.dtype = dt;
     m.flops_per_clk_per_cu = static_cast<double>(s.cu.matrix_flops_per_clk[static_cast<std::size_t>(dt)]);
     m.peak_flops = m.flops_per_clk_per_cu * cus * s.clock.matrix_max.value;
-    m.sustained = sustained_clock(s.clock, matrix_load(dt));
+    m.sustained = sustained_clock(s, matrix_load(dt));
     m.sustained_flops = m.flops_per_clk_per_cu * cus * m.sustained.clock.value;
     d.matrix.push_back(m);
   }
@@ -36,7 +36,7 @@ DerivedFigures derive(const GpuSpec& s) {
   d.hbm_bytes_per_channel_per_mclk = s.hbm.peak_bandwidth.value / (static_cast<double>(s.hbm.channels) * s.clock.memory.value);
   Activity stream;
   stream.stream = 1.0;
-  d.streaming = sustained_clock(s.clock, stream);
+  d.streaming = sustained_clock(s, stream);
   const double bf16_peak = d.matrix[static_cast<std::size_t>(Dtype::bf16)].peak_flops;
   d.ridge_hbm = bf16_peak / d.hbm_bandwidth.value;
   d.ridge_l2 = bf16_peak / d.l2_read_bandwidth.value;

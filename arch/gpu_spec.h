@@ -78,6 +78,11 @@ struct ClockSpec {
   // dynamic power scales as (f / engine_max)^3 (voltage tracking frequency).
   std::array<Watts, kDtypes.size()> power_matrix{};  // indexed by Dtype
   Watts power_stream;  // a memory-streaming kernel's engine-side activity
+  // The chip the classes above are stated for: its CUs (the matrix classes) and its HBM peak (the
+  // stream class). A chip of other CUs or another HBM peak draws them in proportion, the same
+  // energy per matrix operation and per byte moved (arch/clock_model.h, chip_power).
+  std::uint32_t power_reference_cus = 0;
+  BytesPerSecond power_reference_hbm_bandwidth;
   // When set, the engine clock is pinned here instead of modelled (AMD's validation practice of
   // fixing the clock, e.g. `rocm-smi --setperfdeterminism 1900`). Set only by an override or config.
   std::optional<Hertz> engine_pinned;

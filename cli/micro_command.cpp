@@ -212,7 +212,7 @@ void run_micro(const MicroState& st) {
       activity.matrix[static_cast<std::size_t>(i->dtype)] = m.mfma_utilisation;
     }
   }
-  const double clock = matrix ? arch::sustained_clock(gpu.clock, activity).clock.value : gpu.clock.engine_max.value;
+  const double clock = matrix ? arch::sustained_clock(gpu, activity).clock.value : gpu.clock.engine_max.value;
 
   nlohmann::json j;
   j["arch"] = gpu.name;

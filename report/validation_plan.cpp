@@ -14,7 +14,7 @@ std::string class_clock(const MeasuredCase& c, const std::vector<std::string>& s
   const auto gpu = arch::load_arch_file(arch::resolve_arch(c.point.arch), sets).spec;
   const auto& measured = gpu.clock.measured_matrix[static_cast<std::size_t>(c.point.problem.dtype)];
   const double hz =
-      measured ? arch::controller_for_slowest_xcd(gpu, measured->value) : arch::sustained_clock(gpu.clock, arch::matrix_load(c.point.problem.dtype)).clock.value;
+      measured ? arch::controller_for_slowest_xcd(gpu, measured->value) : arch::sustained_clock(gpu, arch::matrix_load(c.point.problem.dtype)).clock.value;
   return std::to_string(static_cast<long long>(std::llround(hz / 1e6))) + "MHz";
 }
 

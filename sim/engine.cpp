@@ -528,7 +528,7 @@ class KernelRun {
     control_start_ = now;
     control_matrix_ = matrix;
     control_hbm_ = hbm;
-    set_clock(arch::sustained_clock(gpu_.clock, a).clock.value);
+    set_clock(arch::sustained_clock(gpu_, a).clock.value);
     ++result_->clock_updates;
     if (active_ > 0) queue_.schedule(now + gpu_.clock.control_interval.value, 2, 0, kControl);
   }
@@ -996,7 +996,7 @@ arch::ClockEstimate clock_for(const arch::GpuSpec& gpu, const KernelProgram& kp,
     if (m) a.matrix[static_cast<std::size_t>(m->dtype)] = seen->matrix_activity;
     a.stream = seen->hbm_activity;
   }
-  return arch::sustained_clock(gpu.clock, a);
+  return arch::sustained_clock(gpu, a);
 }
 
 void set_activity(const arch::GpuSpec& gpu, const KernelProgram& kp, KernelResult& k) {

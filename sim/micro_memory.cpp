@@ -134,7 +134,7 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
   if (atomics) {
     // One atomic at a time into one line, from each XCD in turn (after one from each XCD that
     // brings the line in), at the idle clock as a chase: one request in flight draws little power.
-    MemoryPath chain(gpu, arch::sustained_clock(gpu.clock, arch::Activity{}).clock.value);
+    MemoryPath chain(gpu, arch::sustained_clock(gpu, arch::Activity{}).clock.value);
     TrafficCounters warm;
     constexpr std::uint32_t kChain = 64;
     Tick t = 0;
@@ -222,11 +222,11 @@ MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOp
 MemoryMicroResult run_memory_micro(const arch::GpuSpec& gpu, const MemoryMicroOptions& o) {
   arch::Activity activity;
   if (o.pattern != "chase") activity.stream = 1.0;
-  double clock = arch::sustained_clock(gpu.clock, activity).clock.value;
+  double clock = arch::sustained_clock(gpu, activity).clock.value;
   MemoryMicroResult r = run_memory_micro(gpu, o, clock);
   for (int i = 1; i < 4 && o.pattern != "chase"; ++i) {
     activity.stream = r.hbm_utilisation;
-    const double next = arch::sustained_clock(gpu.clock, activity).clock.value;
+    const double next = arch::sustained_clock(gpu, activity).clock.value;
     if (std::abs(next - clock) < 0.005 * clock) break;
     clock = next;
     r = run_memory_micro(gpu, o, clock);

@@ -126,7 +126,7 @@ TEST_CASE("one atomic at a time across the XCDs takes its level's round trip (by
   // channel, their two 64 B writes over one HBM channel (5.3 TB/s / 128), and the MALL's 118 ns.
   // Chips and Cheese measured 116-202.5 ns for atomics on MI300X (CC-MI300X): the model is above.
   const auto& mi300x = test::one_clock("mi300x");
-  REQUIRE(arch::sustained_clock(mi300x.clock, arch::Activity{}).clock.value == doctest::Approx(kHz));
+  REQUIRE(arch::sustained_clock(mi300x, arch::Activity{}).clock.value == doctest::Approx(kHz));
   const double memory_side = (118 + 90 + 2 + 2) / 2.1 + 2 * 64 / (5.3e12 / 128) * 1e9 + 118;
   CHECK(run_memory_micro(mi300x, o, kHz).latency_ns == doctest::Approx(memory_side).epsilon(0.001));
   // The same in the L2: L1 + L2 latency and the two write-port cycles (a hit after the first).

@@ -129,3 +129,37 @@ TEST_CASE("per-XCD clocks: spread evenly around the controller clock and none ab
   gpu.chip.xcds = 1;
   CHECK(xcd_clock(gpu, 0, 1.5e9) == 1.5e9);
 }
+
+// The power classes are stated for the config's own chip (clock.power.reference_cus,
+// reference_hbm_bandwidth): a what-if of twice the CUs doubles the matrix classes (the same energy
+// per matrix operation), twice the HBM peak the stream class (the same energy per byte). MI300X at
+// 750 W with a 415 W baseline: bf16 alone at 2100 MHz x cbrt(335 / (2 x 1593)) = 2100 x cbrt(335 /
+// 1593) / cbrt(2); a full HBM stream at 2100 x cbrt(335 / (2 x 2047)).
+TEST_CASE("a chip of other CUs or another HBM peak draws its power classes in proportion") {
+  const auto base = load_arch_file(resolve_arch("mi300x")).spec;
+  const auto wide = load_arch_file(resolve_arch("mi300x"), {"chip.cus_per_xcd=76"}).spec;
+  const double bf16_304 = 2100 * std::cbrt(335.0 / 1593.0);
+  CHECK(mhz(sustained_clock(base, matrix_load(Dtype::bf16))) == doctest::Approx(bf16_304).epsilon(0.0005));
+  CHECK(mhz(sustained_clock(wide, matrix_load(Dtype::bf16))) ==
+        doctest::Approx(bf16_304 / std::cbrt(2.0)).epsilon(0.0005));
+  CHECK(chip_clock(wide).power_matrix[0].value == doctest::Approx(2 * 1593));
+  // The ClockSpec form takes the classes as given (the reference chip's).
+  CHECK(mhz(sustained_clock(wide.clock, matrix_load(Dtype::bf16))) == doctest::Approx(bf16_304).epsilon(0.0005));
+  // Stating the reference as the wider chip's takes the classes at face value again.
+  const auto restated =
+      load_arch_file(resolve_arch("mi300x"), {"chip.cus_per_xcd=76", "clock.power.reference_cus=608"}).spec;
+  CHECK(mhz(sustained_clock(restated, matrix_load(Dtype::bf16))) == doctest::Approx(bf16_304).epsilon(0.0005));
+
+  Activity stream;
+  stream.stream = 1;
+  const auto fast = load_arch_file(resolve_arch("mi300x"), {"hbm.peak_bandwidth=10.6TB/s"}).spec;
+  CHECK(mhz(sustained_clock(base, stream)) == doctest::Approx(2100 * std::cbrt(335.0 / 2047.0)).epsilon(0.0005));
+  CHECK(mhz(sustained_clock(fast, stream)) == doctest::Approx(2100 * std::cbrt(335.0 / 4094.0)).epsilon(0.0005));
+  // The shipped chips state themselves: the factors are exactly 1.
+  for (const char* name : {"mi300x", "mi325x", "mi355x", "h100", "h200"}) {
+    CAPTURE(name);
+    const auto s = load_arch_file(resolve_arch(name)).spec;
+    CHECK(chip_clock(s).power_matrix == s.clock.power_matrix);
+    CHECK(chip_clock(s).power_stream == s.clock.power_stream);
+  }
+}
