@@ -456,7 +456,7 @@ std::vector<ParamDecl> build_table() {
   t.push_back(engine_pin_param());
   t.push_back(quantity("clock.matrix_max", ATTNSIM_FIELD(clock.matrix_max), 100 * kMHz, 10 * kGHz,
                        "highest engine clock while the matrix units are busy"));
-  t.push_back(quantity("clock.memory", ATTNSIM_FIELD(clock.memory), 100 * kMHz, 10 * kGHz, "HBM memory clock (MCLK)"));
+  t.push_back(quantity("clock.memory", ATTNSIM_FIELD(clock.memory), 100 * kMHz, 10 * kGHz, "HBM memory clock (MCLK), reported with each kernel's clocks; HBM is timed by hbm.peak_bandwidth, stated at this clock (a faster memory is a higher hbm.peak_bandwidth)"));
   t.push_back(quantity("clock.fabric", ATTNSIM_FIELD(clock.fabric), 100 * kMHz, 10 * kGHz,
                        "fabric and memory-side cache clock"));
   t.push_back(number("clock.xcd_spread", ATTNSIM_FIELD(clock.xcd_spread), 0.0, 0.5,

@@ -77,7 +77,11 @@ json kernel_json(const arch::GpuSpec& gpu, const sim::KernelResult& k) {
                 {"basis", k.clock_pinned ? "pinned" : (k.power_limited ? "modelled, power-limited" : "modelled, below the power limit")},
                 {"power_w", k.power_w},
                 {"matrix_activity", k.matrix_activity},
-                {"hbm_activity", k.hbm_activity}};
+                {"hbm_activity", k.hbm_activity},
+                // Fixed clocks: the fabric's (the MALL's channels) and HBM's (whose rate is
+                // hbm.peak_bandwidth, stated at this clock).
+                {"fabric_mhz", gpu.clock.fabric.value / 1e6},
+                {"memory_mhz", gpu.clock.memory.value / 1e6}};
   // Each XCD's clock at the controller's mean (clock.xcd_spread): what per-XCD clock readings such
   // as hipBLASLt's per-XCD medians compare with.
   json xcd_mhz = json::array();
@@ -269,7 +273,13 @@ std::string render_run_report(const json& j) {
      << fixed(100 * t["l2_hit_rate"].get<double>(), 1) << " %), FETCH_SIZE " << mb(t["l2_fabric_read_bytes"])
      << ", WRITE_SIZE " << mb(t["l2_fabric_write_bytes"]) << ", MALL hits " << mb(t["mall_hit_bytes"]) << ", HBM read "
      << mb(t["hbm_read_bytes"]) << ", HBM write " << mb(t["hbm_write_bytes"]) << "\n";
-  os << "  utilisation is busy time over the kernel's time; clocks are modelled unless pinned (--set clock.engine=...)\n";
+  os << "  utilisation is busy time over the kernel's time; engine clocks are modelled unless pinned (--set clock.engine=...)";
+  if (!j["kernels"].empty()) {
+    const auto& clock = j["kernels"][0]["clock"];
+    os << "; the fabric runs at " << fixed(clock["fabric_mhz"].get<double>(), 0) << " MHz and HBM at "
+       << fixed(clock["memory_mhz"].get<double>(), 0) << " MHz";
+  }
+  os << "\n";
   if (j.contains("stats")) {
     os << channel_balance(j["stats"], "  channels, busy over the run's time (mean, busiest):");
     for (const auto& k : j["kernels"]) {

@@ -202,6 +202,19 @@ TEST_CASE("each kernel reports its XCDs' clocks: the spread around the controlle
   CHECK(k0["xcd_mhz"][0].get<double>() == doctest::Approx(k0["engine_mhz"].get<double>()));
 }
 
+TEST_CASE("each kernel reports the fixed fabric and memory clocks it ran with") {
+  // MI300X: clock.fabric 2100 MHz (the MALL's 17.2 TB/s over 128 channels of 64 B), clock.memory
+  // 1300 MHz (configs/arch/mi300x.toml); an override is what the kernels report.
+  const Run base = run_attnsim("run --json --direction fwd " + std::string(kSmall));
+  REQUIRE(base.exit_code == 0);
+  const auto clock = nlohmann::json::parse(base.out)["kernels"][0]["clock"];
+  CHECK(clock["fabric_mhz"].get<double>() == doctest::Approx(2100));
+  CHECK(clock["memory_mhz"].get<double>() == doctest::Approx(1300));
+  const Run slow = run_attnsim("run --direction fwd --set clock.fabric=1.6GHz " + std::string(kSmall));
+  REQUIRE(slow.exit_code == 0);
+  CHECK(attnsim::test::contains(slow.out, "the fabric runs at 1600 MHz and HBM at 1300 MHz"));
+}
+
 TEST_CASE("run --trace writes a Chrome trace with a span per workgroup and bandwidth counters") {
   const auto path = (std::filesystem::temp_directory_path() / "attnsim_trace_test.json").string();
   const Run r = run_attnsim("run --json --direction fwd --trace " + path + " " + kSmall);
