@@ -8,7 +8,8 @@ namespace attnsim::arch {
 ClockEstimate sustained_clock(const ClockSpec& clock, const Activity& activity) {
   if (clock.engine_pinned) {
     // A pinned clock: the power the activity draws there is reported, not enforced.
-    double dynamic = clock.power_stream.value * std::clamp(activity.stream, 0.0, 1.0);
+    double dynamic = clock.power_stream.value * std::clamp(activity.stream, 0.0, 1.0) +
+                     clock.power_vector.value * std::clamp(activity.vector, 0.0, 1.0);
     for (std::size_t i = 0; i < activity.matrix.size(); ++i) {
       dynamic += std::clamp(activity.matrix[i], 0.0, 1.0) * clock.power_matrix[i].value;
     }
@@ -24,6 +25,7 @@ ClockEstimate sustained_clock(const ClockSpec& clock, const Activity& activity) 
     dynamic_at_max += a * clock.power_matrix[i].value;
   }
   dynamic_at_max += std::clamp(activity.stream, 0.0, 1.0) * clock.power_stream.value;
+  dynamic_at_max += std::clamp(activity.vector, 0.0, 1.0) * clock.power_vector.value;
 
   const double f_max = clock.engine_max.value;
   const double cap = matrix_active ? clock.matrix_max.value : f_max;
@@ -41,6 +43,7 @@ ClockSpec chip_clock(const GpuSpec& gpu) {
   ClockSpec c = gpu.clock;
   const double cus = static_cast<double>(gpu.total_cus()) / static_cast<double>(c.power_reference_cus);
   for (Watts& w : c.power_matrix) w.value *= cus;
+  c.power_vector.value *= cus;
   c.power_stream.value *= gpu.hbm.peak_bandwidth.value / c.power_reference_hbm_bandwidth.value;
   return c;
 }

@@ -11,6 +11,7 @@ namespace attnsim::arch {
 struct Activity {
   std::array<double, kDtypes.size()> matrix{};  // dense matrix work by Dtype
   double stream = 0;                            // HBM traffic as a fraction of the HBM peak bandwidth
+  double vector = 0;                            // the SIMDs' vector pipes (VALU, transcendentals) busy
 };
 
 // The clock a sustained activity settles at, and whether the power cap set it.
@@ -28,8 +29,9 @@ struct ClockEstimate {
 // enforced). Contract: pure; activity values outside [0, 1] are clamped.
 ClockEstimate sustained_clock(const ClockSpec& clock, const Activity& activity);
 
-// `gpu`'s clock with its power classes for its own chip: clock.power.matrix_* scaled by its CUs
-// (chip.xcds x chip.cus_per_xcd) over clock.power.reference_cus, clock.power.stream by
+// `gpu`'s clock with its power classes for its own chip: clock.power.matrix_* and
+// clock.power.vector scaled by its CUs (chip.xcds x chip.cus_per_xcd) over
+// clock.power.reference_cus, clock.power.stream by
 // hbm.peak_bandwidth over clock.power.reference_hbm_bandwidth. The shipped configs state their own
 // chip, so both factors are 1 unless a what-if changes the CUs or the HBM peak. Contract: pure.
 ClockSpec chip_clock(const GpuSpec& gpu);

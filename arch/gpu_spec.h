@@ -78,6 +78,7 @@ struct ClockSpec {
   // dynamic power scales as (f / engine_max)^3 (voltage tracking frequency).
   std::array<Watts, kDtypes.size()> power_matrix{};  // indexed by Dtype
   Watts power_stream;  // a memory-streaming kernel's engine-side activity
+  Watts power_vector;  // every SIMD's vector pipe busy (VALU and transcendental instructions)
   // The chip the classes above are stated for: its CUs (the matrix classes) and its HBM peak (the
   // stream class). A chip of other CUs or another HBM peak draws them in proportion, the same
   // energy per matrix operation and per byte moved (arch/clock_model.h, chip_power).

@@ -78,6 +78,7 @@ json kernel_json(const arch::GpuSpec& gpu, const sim::KernelResult& k) {
                 {"power_w", k.power_w},
                 {"matrix_activity", k.matrix_activity},
                 {"hbm_activity", k.hbm_activity},
+                {"vector_activity", k.vector_activity},
                 // Fixed clocks: the fabric's (the MALL's channels) and HBM's (whose rate is
                 // hbm.peak_bandwidth, stated at this clock).
                 {"fabric_mhz", gpu.clock.fabric.value / 1e6},

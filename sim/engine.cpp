@@ -133,10 +133,10 @@ std::optional<arch::MatrixInstruction> work_unit_of(const arch::GpuSpec& gpu, co
   return m->work_unit();
 }
 
-// The activity the clock model needs, from what a stretch of `span` showed: the matrix pipes' busy
-// time (summed over all SIMDs) and the HBM bytes moved. Fractions are capped at 1.
+// The activity the clock model needs, from what a stretch of `span` showed: the matrix and vector
+// pipes' busy times (each summed over all SIMDs) and the HBM bytes moved. Fractions are capped at 1.
 arch::Activity measured_activity(const arch::GpuSpec& gpu, const arch::MatrixInstruction* m, Tick matrix_busy,
-                                 std::uint64_t hbm_bytes, Tick span) {
+                                 Tick vector_busy, std::uint64_t hbm_bytes, Tick span) {
   arch::Activity a;
   if (span <= 0) return a;
   const double simds = static_cast<double>(gpu.total_cus()) * gpu.cu.simds;
@@ -144,6 +144,7 @@ arch::Activity measured_activity(const arch::GpuSpec& gpu, const arch::MatrixIns
     a.matrix[static_cast<std::size_t>(m->dtype)] =
         std::min(1.0, static_cast<double>(matrix_busy) / (simds * static_cast<double>(span)));
   }
+  a.vector = std::min(1.0, static_cast<double>(vector_busy) / (simds * static_cast<double>(span)));
   a.stream = std::min(1.0, static_cast<double>(hbm_bytes) / (static_cast<double>(span) / 1e12) / gpu.hbm.peak_bandwidth.value);
   return a;
 }
@@ -298,6 +299,7 @@ class KernelRun {
     active_ = 0;
     control_start_ = r.start;
     control_matrix_ = 0;
+    control_vector_ = 0;
     control_hbm_ = 0;
     clock_time_ = 0;
     r.clock_min_hz = r.clock_max_hz = engine_.hz();
@@ -519,14 +521,19 @@ class KernelRun {
     // The last workgroup may retire before a pending control event: the kernel is over, and its
     // clock integral must end at its last retirement, not here.
     if (active_ == 0) return;
-    Tick matrix = 0;
-    for (const ComputeUnit& cu : cus_) matrix += cu.matrix_busy();
+    Tick matrix = 0, vector = 0;
+    for (const ComputeUnit& cu : cus_) {
+      matrix += cu.matrix_busy();
+      vector += cu.vector_busy();
+    }
     std::uint64_t hbm = 0;
     for (const auto& c : per_xcd_) hbm += c.hbm_read_bytes + c.hbm_write_bytes;
-    const arch::Activity a = measured_activity(gpu_, mfma(), matrix - control_matrix_, hbm - control_hbm_, now - control_start_);
+    const arch::Activity a = measured_activity(gpu_, mfma(), matrix - control_matrix_, vector - control_vector_,
+                                               hbm - control_hbm_, now - control_start_);
     clock_time_ += engine_.hz() * static_cast<double>(now - control_start_);
     control_start_ = now;
     control_matrix_ = matrix;
+    control_vector_ = vector;
     control_hbm_ = hbm;
     set_clock(arch::sustained_clock(gpu_, a).clock.value);
     ++result_->clock_updates;
@@ -973,7 +980,7 @@ class KernelRun {
   std::uint64_t active_ = 0;  // resident workgroups
   FastForward fast_forward_{false, 0, 1, 1, 0, 1, true};
   std::uint64_t dispatched_ = 0;  // workgroups dispatched so far (not those fast-forward skipped)
-  Tick control_start_ = 0, control_matrix_ = 0;
+  Tick control_start_ = 0, control_matrix_ = 0, control_vector_ = 0;
   std::uint64_t control_hbm_ = 0;
   double clock_time_ = 0;     // integral of the clock over time (Hz x ps)
   KernelResult* result_ = nullptr;
@@ -995,16 +1002,19 @@ arch::ClockEstimate clock_for(const arch::GpuSpec& gpu, const KernelProgram& kp,
   } else {
     if (m) a.matrix[static_cast<std::size_t>(m->dtype)] = seen->matrix_activity;
     a.stream = seen->hbm_activity;
+    a.vector = seen->vector_activity;
   }
   return arch::sustained_clock(gpu, a);
 }
 
 void set_activity(const arch::GpuSpec& gpu, const KernelProgram& kp, KernelResult& k) {
   const arch::MatrixInstruction* m = instruction_of(gpu, kp);
-  const arch::Activity a = measured_activity(gpu, m, k.busy.matrix, k.counters.hbm_read_bytes + k.counters.hbm_write_bytes,
+  const arch::Activity a = measured_activity(gpu, m, k.busy.matrix, k.busy.vector,
+                                             k.counters.hbm_read_bytes + k.counters.hbm_write_bytes,
                                              k.end - k.start);
   k.matrix_activity = m ? a.matrix[static_cast<std::size_t>(m->dtype)] : 0.0;
   k.hbm_activity = a.stream;
+  k.vector_activity = a.vector;
 }
 
 // Each XCD's L2 counters (`per_xcd`) into `stats`: <l2>.{requests, hits, misses, fetch_bytes, write_bytes}.

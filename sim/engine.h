@@ -89,7 +89,7 @@ struct KernelResult {
   std::uint32_t clock_updates = 0;  // power-controller intervals
   double power_w = 0;             // the clock model's board power at the kernel's mean activity
   bool power_limited = false, clock_pinned = false;
-  double matrix_activity = 0, hbm_activity = 0;  // what the clock model was given
+  double matrix_activity = 0, hbm_activity = 0, vector_activity = 0;  // what the clock model was given
   std::vector<TrafficCounters> per_xcd;
   TrafficCounters counters;  // sum of per_xcd
   UnitBusy busy;

@@ -55,6 +55,23 @@ TEST_CASE("matrix work is capped at clock.matrix_max even with power to spare") 
   CHECK(mhz(sustained_clock(c, stream)) == doctest::Approx(2000.0));  // 20 + 40 W < 100 W at 2 GHz
 }
 
+TEST_CASE("hand-computed clocks with vector work: its class adds to the dynamic power") {
+  ClockSpec c = toy();
+  c.power_vector = Watts{640};
+  // bf16 at full load and the vector pipes half busy: 640 + 320 W at 2 GHz; 2 GHz x cbrt(80 / 960).
+  Activity a = matrix_load(Dtype::bf16);
+  a.vector = 0.5;
+  CHECK(mhz(sustained_clock(c, a)) == doctest::Approx(2000.0 * std::cbrt(80.0 / 960.0)));
+  // Vector work alone at full load: 2 GHz x cbrt(80 / 640) = 1 GHz, capped by engine_max, not matrix_max.
+  Activity v;
+  v.vector = 1;
+  c.matrix_max = Hertz{0.5e9};
+  CHECK(mhz(sustained_clock(c, v)) == doctest::Approx(1000.0));
+  // Its class scales with the CUs as the matrix classes do.
+  auto s = load_arch_file(resolve_arch("mi300x"), {"clock.power.vector=100W", "chip.cus_per_xcd=19"}).spec;
+  CHECK(chip_clock(s).power_vector.value == doctest::Approx(50));
+}
+
 TEST_CASE("MI300X at 750 W: the streaming point it was calibrated on and matrix work alone") {
   const auto s = load_arch_file(resolve_arch("mi300x")).spec;
   Activity stream;

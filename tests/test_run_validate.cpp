@@ -202,6 +202,33 @@ TEST_CASE("each kernel reports its XCDs' clocks: the spread around the controlle
   CHECK(k0["xcd_mhz"][0].get<double>() == doctest::Approx(k0["engine_mhz"].get<double>()));
 }
 
+// The vector class (clock.power.vector, 0 W as shipped: docs/model.md) adds activity_vector x P_vector
+// x (f / engine_max)^3 to the board power. At a pinned clock the timing, and so every activity, is
+// the same with and without it, and the power differs by exactly that term: (1.5 / 2.1)^3 x a x 1341 W.
+TEST_CASE("vector work draws clock.power.vector: the power at a pinned clock and the modelled clock") {
+  // aiter v3's forward on 64 heads' worth of workgroups keeps the VALUs about a quarter busy.
+  const std::string fwd = "run --json --direction fwd --batch 2 --heads 32:8 --seqlen 1024 --approximate";
+  const Run without = run_attnsim(fwd + " --set clock.engine=1.5GHz");
+  const Run with = run_attnsim(fwd + " --set clock.engine=1.5GHz --set clock.power.vector=1341W");
+  REQUIRE(without.exit_code == 0);
+  REQUIRE(with.exit_code == 0);
+  const auto a = nlohmann::json::parse(without.out)["kernels"][0];
+  const auto b = nlohmann::json::parse(with.out)["kernels"][0];
+  const double activity = a["clock"]["vector_activity"].get<double>();
+  CHECK(activity > 0.2);
+  CHECK(activity == doctest::Approx(a["utilisation"]["vector"].get<double>()));
+  CHECK(b["clock"]["vector_activity"].get<double>() == activity);
+  CHECK(b["clock"]["power_w"].get<double>() - a["clock"]["power_w"].get<double>() ==
+        doctest::Approx(std::pow(1.5 / 2.1, 3) * activity * 1341));
+  // Modelled: the class takes power from the matrix work, so the clock falls (1763 -> 1498 MHz).
+  const Run modelled = run_attnsim(fwd);
+  const Run vector = run_attnsim(fwd + " --set clock.power.vector=1341W");
+  REQUIRE(modelled.exit_code == 0);
+  REQUIRE(vector.exit_code == 0);
+  CHECK(nlohmann::json::parse(vector.out)["kernels"][0]["clock"]["engine_mhz"].get<double>() <
+        nlohmann::json::parse(modelled.out)["kernels"][0]["clock"]["engine_mhz"].get<double>() - 200);
+}
+
 TEST_CASE("each kernel reports the fixed fabric and memory clocks it ran with") {
   // MI300X: clock.fabric 2100 MHz (the MALL's 17.2 TB/s over 128 channels of 64 B), clock.memory
   // 1300 MHz (configs/arch/mi300x.toml); an override is what the kernels report.
