@@ -41,9 +41,9 @@ ClockEstimate sustained_clock(const ClockSpec& clock, const Activity& activity) 
 
 ClockSpec chip_clock(const GpuSpec& gpu) {
   ClockSpec c = gpu.clock;
-  const double cus = static_cast<double>(gpu.total_cus()) / static_cast<double>(c.power_reference_cus);
-  for (Watts& w : c.power_matrix) w.value *= cus;
-  c.power_vector.value *= cus;
+  const double simds = static_cast<double>(gpu.total_cus()) * gpu.cu.simds / static_cast<double>(c.power_reference_simds);
+  for (Watts& w : c.power_matrix) w.value *= simds;
+  c.power_vector.value *= simds;
   c.power_stream.value *= gpu.hbm.peak_bandwidth.value / c.power_reference_hbm_bandwidth.value;
   return c;
 }

@@ -30,10 +30,10 @@ struct ClockEstimate {
 ClockEstimate sustained_clock(const ClockSpec& clock, const Activity& activity);
 
 // `gpu`'s clock with its power classes for its own chip: clock.power.matrix_* and
-// clock.power.vector scaled by its CUs (chip.xcds x chip.cus_per_xcd) over
-// clock.power.reference_cus, clock.power.stream by
+// clock.power.vector scaled by its SIMDs (chip.xcds x chip.cus_per_xcd x cu.simds) over
+// clock.power.reference_simds, clock.power.stream by
 // hbm.peak_bandwidth over clock.power.reference_hbm_bandwidth. The shipped configs state their own
-// chip, so both factors are 1 unless a what-if changes the CUs or the HBM peak. Contract: pure;
+// chip, so both factors are 1 unless a what-if changes the SIMDs or the HBM peak. Contract: pure;
 // the references positive (the loader's ranges ensure it for a loaded spec).
 ClockSpec chip_clock(const GpuSpec& gpu);
 

@@ -79,10 +79,10 @@ struct ClockSpec {
   std::array<Watts, kDtypes.size()> power_matrix{};  // indexed by Dtype
   Watts power_stream;  // a memory-streaming kernel's engine-side activity
   Watts power_vector;  // every SIMD's vector pipe busy (VALU and transcendental instructions)
-  // The chip the classes above are stated for: its CUs (the matrix classes) and its HBM peak (the
-  // stream class). A chip of other CUs or another HBM peak draws them in proportion, the same
-  // energy per matrix operation and per byte moved (arch/clock_model.h, chip_power).
-  std::uint32_t power_reference_cus = 0;
+  // The chip the classes above are stated for: its SIMDs (the matrix and vector classes) and its HBM
+  // peak (the stream class). A chip of other SIMDs or another HBM peak draws them in proportion, the
+  // same energy per operation and per byte moved (arch/clock_model.h, chip_clock).
+  std::uint32_t power_reference_simds = 0;
   BytesPerSecond power_reference_hbm_bandwidth;
   // When set, the engine clock is pinned here instead of modelled (AMD's validation practice of
   // fixing the clock, e.g. `rocm-smi --setperfdeterminism 1900`). Set only by an override or config.

@@ -477,9 +477,9 @@ std::vector<ParamDecl> build_table() {
   t.push_back(quantity("clock.power.vector", ATTNSIM_FIELD(clock.power_vector), 0.0, 1e6,
                        "dynamic power of vector work (VALU and transcendental instructions) at engine_max with every "
                        "SIMD's vector pipe busy (scales with f^3)"));
-  t.push_back(count("clock.power.reference_cus", ATTNSIM_FIELD(clock.power_reference_cus), 1, 65536,
-                    "the CUs the matrix and vector classes are stated for: a chip of other CUs (chip.xcds x "
-                    "chip.cus_per_xcd) draws them in proportion (the same energy per operation)"));
+  t.push_back(count("clock.power.reference_simds", ATTNSIM_FIELD(clock.power_reference_simds), 1, 1u << 20,
+                    "the SIMDs the matrix and vector classes are stated for: a chip of other SIMDs (chip.xcds x "
+                    "chip.cus_per_xcd x cu.simds) draws them in proportion (the same energy per operation)"));
   t.push_back(quantity("clock.power.reference_hbm_bandwidth", ATTNSIM_FIELD(clock.power_reference_hbm_bandwidth), 1e9,
                        1000 * kTBps,
                        "the HBM peak the stream class is stated for: another hbm.peak_bandwidth draws it in "

@@ -147,12 +147,12 @@ TEST_CASE("per-XCD clocks: spread evenly around the controller clock and none ab
   CHECK(xcd_clock(gpu, 0, 1.5e9) == 1.5e9);
 }
 
-// The power classes are stated for the config's own chip (clock.power.reference_cus,
-// reference_hbm_bandwidth): a what-if of twice the CUs doubles the matrix classes (the same energy
-// per matrix operation), twice the HBM peak the stream class (the same energy per byte). MI300X at
+// The power classes are stated for the config's own chip (clock.power.reference_simds,
+// reference_hbm_bandwidth): a what-if of twice the CUs (or SIMDs) doubles the matrix classes (the
+// same energy per matrix operation), twice the HBM peak the stream class (the same energy per byte). MI300X at
 // 750 W with a 415 W baseline: bf16 alone at 2100 MHz x cbrt(335 / (2 x 1593)) = 2100 x cbrt(335 /
 // 1593) / cbrt(2); a full HBM stream at 2100 x cbrt(335 / (2 x 2047)).
-TEST_CASE("a chip of other CUs or another HBM peak draws its power classes in proportion") {
+TEST_CASE("a chip of other CUs or SIMDs or another HBM peak draws its power classes in proportion") {
   const auto base = load_arch_file(resolve_arch("mi300x")).spec;
   const auto wide = load_arch_file(resolve_arch("mi300x"), {"chip.cus_per_xcd=76"}).spec;
   const double bf16_304 = 2100 * std::cbrt(335.0 / 1593.0);
@@ -160,11 +160,18 @@ TEST_CASE("a chip of other CUs or another HBM peak draws its power classes in pr
   CHECK(mhz(sustained_clock(wide, matrix_load(Dtype::bf16))) ==
         doctest::Approx(bf16_304 / std::cbrt(2.0)).epsilon(0.0005));
   CHECK(chip_clock(wide).power_matrix[0].value == doctest::Approx(2 * 1593));
+  // Twice the SIMDs per CU (with the register file and matrix peaks that need) is the same chip of
+  // pipes: the classes are per SIMD.
+  const auto simds = load_arch_file(resolve_arch("mi300x"), {"cu.simds=8", "cu.vgpr_file=1MiB", "cu.matrix.flops_per_clk.bf16=4096",
+                                                             "cu.matrix.flops_per_clk.fp16=4096", "cu.matrix.flops_per_clk.fp8=8192"})
+                         .spec;
+  CHECK(mhz(sustained_clock(simds, matrix_load(Dtype::bf16))) ==
+        doctest::Approx(bf16_304 / std::cbrt(2.0)).epsilon(0.0005));
   // The ClockSpec form takes the classes as given (the reference chip's).
   CHECK(mhz(sustained_clock(wide.clock, matrix_load(Dtype::bf16))) == doctest::Approx(bf16_304).epsilon(0.0005));
   // Stating the reference as the wider chip's takes the classes at face value again.
   const auto restated =
-      load_arch_file(resolve_arch("mi300x"), {"chip.cus_per_xcd=76", "clock.power.reference_cus=608"}).spec;
+      load_arch_file(resolve_arch("mi300x"), {"chip.cus_per_xcd=76", "clock.power.reference_simds=2432"}).spec;
   CHECK(mhz(sustained_clock(restated, matrix_load(Dtype::bf16))) == doctest::Approx(bf16_304).epsilon(0.0005));
 
   Activity stream;
