@@ -206,13 +206,17 @@ void run_micro(const MicroState& st) {
   const sim::MicroResult m = sim::run_compute_micro(gpu, st.o);
   const double cus = gpu.total_cus();
   const bool matrix = st.o.pattern == "mfma" || st.o.pattern == "mfma+trans";
+  // Every CU of the chip doing what this one does: the clock its matrix and vector pipes' activity
+  // settles at (engine_max for LDS work alone, which draws no class's power).
   arch::Activity activity;
   if (matrix) {
     if (const arch::MatrixInstruction* i = gpu.cu.matrix_instruction(m.instruction)) {
       activity.matrix[static_cast<std::size_t>(i->dtype)] = m.mfma_utilisation;
     }
   }
-  const double clock = matrix ? arch::sustained_clock(gpu, activity).clock.value : gpu.clock.engine_max.value;
+  activity.vector = m.vector_utilisation;
+  const arch::ClockEstimate estimate = arch::sustained_clock(gpu, activity);
+  const double clock = estimate.clock.value;
 
   nlohmann::json j;
   j["arch"] = gpu.name;
@@ -227,7 +231,10 @@ void run_micro(const MicroState& st) {
   j["lds_bytes_per_clk_per_cu"] = m.lds_bytes_per_clk_per_cu;
   j["mfma_utilisation"] = m.mfma_utilisation;
   j["clock_mhz"] = clock / 1e6;
-  j["clock_basis"] = matrix ? "modelled (power-limited, at this matrix utilisation)" : "clock.engine_max";
+  j["vector_utilisation"] = m.vector_utilisation;
+  j["clock_basis"] = gpu.clock.engine_pinned            ? "pinned"
+                     : estimate.power_limited            ? "modelled, power-limited at this matrix and vector utilisation"
+                                                         : "modelled, below the power limit";
   j["chip_tflops"] = m.flops_per_clk_per_cu * cus * clock / 1e12;
   j["chip_trans_tera_per_s"] = m.trans_per_clk_per_cu * cus * clock / 1e12;
   j["chip_lds_tb_per_s"] = m.lds_bytes_per_clk_per_cu * cus * clock / 1e12;
@@ -244,6 +251,7 @@ void run_micro(const MicroState& st) {
   t.add({"transcendentals/clk/CU", fixed(m.trans_per_clk_per_cu, 2)});
   t.add({"LDS B/clk/CU", fixed(m.lds_bytes_per_clk_per_cu, 1)});
   t.add({"matrix pipe busy", fixed(100 * m.mfma_utilisation, 1) + " %"});
+  t.add({"vector pipe busy", fixed(100 * m.vector_utilisation, 1) + " %"});
   t.add({"chip at " + fixed(clock / 1e6, 0) + " MHz", fixed(j["chip_tflops"].get<double>(), 1) + " TFLOP/s, " +
                                                         fixed(j["chip_trans_tera_per_s"].get<double>(), 2) + " T exp/s, " +
                                                         fixed(j["chip_lds_tb_per_s"].get<double>(), 1) + " TB/s LDS"});

@@ -75,6 +75,7 @@ MicroResult run_compute_micro(const arch::GpuSpec& gpu, const MicroOptions& o) {
   m.trans_per_clk_per_cu = m.issue.trans * static_cast<double>(gpu.cu.wave_size) / cycles;
   m.lds_bytes_per_clk_per_cu = m.issue.lds_bytes / cycles;
   m.mfma_utilisation = m.issue.matrix_busy / (cycles * gpu.cu.simds);
+  m.vector_utilisation = m.issue.vector_busy / (cycles * gpu.cu.simds);
   return m;
 }
 

@@ -28,6 +28,7 @@ struct MicroResult {
   double trans_per_clk_per_cu = 0;
   double lds_bytes_per_clk_per_cu = 0;
   double mfma_utilisation = 0;       // matrix-pipe busy / (cycles x SIMDs)
+  double vector_utilisation = 0;     // vector-pipe busy / (cycles x SIMDs)
   std::string instruction;
 };
 

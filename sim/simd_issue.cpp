@@ -114,12 +114,14 @@ IssueResult run_on_cu(const arch::GpuSpec& gpu, const SimdIssueRules& rules, con
         w.ready = t + rules.valu_cycles();
         end = std::max(end, s.valu_free);
         ++r.valu;
+        r.vector_busy += rules.valu_cycles();
         break;
       case Instr::trans:
         s.valu_free = t + rules.trans_cycles();
         w.ready = t + rules.trans_cycles();
         end = std::max(end, s.valu_free);
         ++r.trans;
+        r.vector_busy += rules.trans_cycles();
         break;
       case Instr::lds_read: {
         // The LDS serves accesses in arrival order; the wave moves on after issuing.

@@ -51,6 +51,7 @@ struct IssueResult {
   std::uint64_t cycles = 0;             // until the last instruction completes
   std::uint64_t mfma = 0, valu = 0, trans = 0, lds_reads = 0, lds_bytes = 0;
   std::uint64_t matrix_busy = 0;        // matrix-pipe cycles, summed over SIMDs
+  std::uint64_t vector_busy = 0;        // vector-pipe cycles (VALU and transcendental), summed over SIMDs
 };
 
 // Runs `iterations` of `body` on every wave: `waves_per_simd` waves on each SIMD of one CU.

@@ -161,6 +161,17 @@ TEST_CASE("micro reports JSON and refuses a wave count beyond the slots") {
   // Full bf16 matrix load and no memory traffic: 2100 MHz x cbrt((750 - 415) / 1593) = 1248.8 MHz
   // (above the measured 1207 MHz of AMD's GEMMs, which also move HBM traffic; docs/model.md).
   CHECK(j["clock_mhz"].get<double>() == doctest::Approx(2100 * std::cbrt((750.0 - 415.0) / 1593.0)).epsilon(0.0005));
+  // VALU work alone at the clock its vector class allows: 0 W as shipped (2100 MHz); with 1341 W,
+  // 2100 x cbrt(335 / 1341) = 1322.5 MHz, and 128 FLOP/clk/CU x 304 CUs at that clock.
+  const auto valu = [](const std::string& sets) {
+    const Run v = run_attnsim("micro --pattern valu --waves 2 --json" + sets, false);
+    REQUIRE(v.exit_code == 0);
+    return nlohmann::json::parse(v.out);
+  };
+  CHECK(valu("")["clock_mhz"].get<double>() == doctest::Approx(2100));
+  const auto fit = valu(" --set clock.power.vector=1341W");
+  CHECK(fit["clock_mhz"].get<double>() == doctest::Approx(2100 * std::cbrt(335.0 / 1341.0)).epsilon(0.0005));
+  CHECK(fit["chip_tflops"].get<double>() == doctest::Approx(128 * 304 * fit["clock_mhz"].get<double>() * 1e6 / 1e12));
   const Run bad = run_attnsim("micro --pattern mfma --waves 9");
   CHECK(bad.exit_code == 2);
   CHECK(contains(bad.out, "expected 1 to 8 waves per SIMD"));

@@ -28,6 +28,12 @@ TEST_CASE("MI300X rates per CU per clock for 1 to 8 waves per SIMD") {
     CHECK(micro("trans", w).trans_per_clk_per_cu == doctest::Approx(16));
     // LDS: 128 B/clk/CU for contiguous ds_read_b128 (RPC).
     CHECK(micro("lds", w).lds_bytes_per_clk_per_cu == doctest::Approx(128).epsilon(0.002));
+    // The vector pipe: busy every cycle with VALU or transcendental work alone, never with LDS reads
+    // or matrix work alone.
+    CHECK(micro("valu", w).vector_utilisation == doctest::Approx(1).epsilon(0.002));
+    CHECK(micro("trans", w).vector_utilisation == doctest::Approx(1).epsilon(0.002));
+    CHECK(micro("lds", w).vector_utilisation == 0);
+    CHECK(micro("mfma", w).vector_utilisation == 0);
   }
 }
 
