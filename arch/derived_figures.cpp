@@ -37,6 +37,9 @@ DerivedFigures derive(const GpuSpec& s) {
   Activity stream;
   stream.stream = 1.0;
   d.streaming = sustained_clock(s, stream);
+  Activity vector;
+  vector.vector = 1.0;
+  d.vector = sustained_clock(s, vector);
   const double bf16_peak = d.matrix[static_cast<std::size_t>(Dtype::bf16)].peak_flops;
   d.ridge_hbm = bf16_peak / d.hbm_bandwidth.value;
   d.ridge_l2 = bf16_peak / d.l2_read_bandwidth.value;

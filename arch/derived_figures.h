@@ -32,6 +32,7 @@ struct DerivedFigures {
   std::uint64_t l2_sets = 0;
   double hbm_bytes_per_channel_per_mclk = 0;
   ClockEstimate streaming;              // clock under a memory-streaming load
+  ClockEstimate vector;                 // clock with every SIMD's vector pipe busy (clock.power.vector)
   // Arithmetic intensity (FLOP per byte) where bf16 matrix peak meets each level's bandwidth.
   double ridge_hbm = 0, ridge_mall = 0, ridge_l2 = 0;
 };

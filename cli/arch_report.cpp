@@ -83,6 +83,7 @@ json arch_json(const arch::LoadedArch& loaded, const arch::DerivedFigures& d) {
   dj["vgprs_per_lane_per_simd"] = d.vgprs_per_lane_per_simd;
   dj["hbm_bytes_per_channel_per_mclk"] = d.hbm_bytes_per_channel_per_mclk;
   dj["streaming_clock_mhz"] = mega(d.streaming.clock.value);
+  dj["vector_clock_mhz"] = mega(d.vector.clock.value);
 
   json& pj = j["params"];
   pj = json::object();
@@ -127,6 +128,9 @@ std::string arch_text(const arch::LoadedArch& loaded, const arch::DerivedFigures
                                            " T/s at max clock"});
   compute.add({"memory-streaming clock", fixed(mega(d.streaming.clock.value), 0) + " MHz" +
                                              (d.streaming.power_limited ? " (power-limited)" : "")});
+  compute.add({"vector-work clock", fixed(mega(d.vector.clock.value), 0) + " MHz" +
+                                        (d.vector.power_limited ? " (power-limited)" : "") +
+                                        " (every SIMD's VALU busy; clock.power.vector " + format(s.clock.power_vector) + ")"});
   out += "\nCompute\n" + compute.render();
 
   TextTable mem;

@@ -36,6 +36,13 @@ TEST_CASE("arch show --json gives the MI300X figures") {
   CHECK(j["params"]["cu.lds_size"]["value"] == 65536);
   CHECK(j["params"]["cu.lds_size"]["source"] == "ROCM-SPECS");
   CHECK(j["overrides"].empty());
+  // Vector work alone draws nothing as shipped (clock.power.vector 0 W); with the FMA sweep's fit,
+  // 2100 MHz x cbrt((750 - 415) / 1341).
+  CHECK(j["derived"]["vector_clock_mhz"].get<double>() == doctest::Approx(2100));
+  const Run fit = run_attnsim("arch show --arch mi300x --json --set clock.power.vector=1341W", false);
+  REQUIRE(fit.exit_code == 0);
+  CHECK(nlohmann::json::parse(fit.out)["derived"]["vector_clock_mhz"].get<double>() ==
+        doctest::Approx(2100 * std::cbrt(335.0 / 1341.0)).epsilon(0.0005));
 }
 
 TEST_CASE("arch show --set changes the derived figures") {
