@@ -6,17 +6,8 @@
 namespace attnsim::arch {
 
 ClockEstimate sustained_clock(const ClockSpec& clock, const Activity& activity) {
-  if (clock.engine_pinned) {
-    // A pinned clock: the power the activity draws there is reported, not enforced.
-    double dynamic = clock.power_stream.value * std::clamp(activity.stream, 0.0, 1.0) +
-                     clock.power_vector.value * std::clamp(activity.vector, 0.0, 1.0);
-    for (std::size_t i = 0; i < activity.matrix.size(); ++i) {
-      dynamic += std::clamp(activity.matrix[i], 0.0, 1.0) * clock.power_matrix[i].value;
-    }
-    const double f = clock.engine_pinned->value;
-    return ClockEstimate{*clock.engine_pinned, false,
-                         Watts{clock.power_baseline.value + std::pow(f / clock.engine_max.value, 3) * dynamic}};
-  }
+  // Every class's dynamic power at engine_max for this activity, whether the clock is modelled or
+  // pinned.
   double dynamic_at_max = 0;
   bool matrix_active = false;
   for (std::size_t i = 0; i < activity.matrix.size(); ++i) {
@@ -26,6 +17,12 @@ ClockEstimate sustained_clock(const ClockSpec& clock, const Activity& activity) 
   }
   dynamic_at_max += std::clamp(activity.stream, 0.0, 1.0) * clock.power_stream.value;
   dynamic_at_max += std::clamp(activity.vector, 0.0, 1.0) * clock.power_vector.value;
+  if (clock.engine_pinned) {
+    // A pinned clock: the power the activity draws there is reported, not enforced.
+    const double f = clock.engine_pinned->value;
+    return ClockEstimate{*clock.engine_pinned, false,
+                         Watts{clock.power_baseline.value + std::pow(f / clock.engine_max.value, 3) * dynamic_at_max}};
+  }
 
   const double f_max = clock.engine_max.value;
   const double cap = matrix_active ? clock.matrix_max.value : f_max;
@@ -41,7 +38,7 @@ ClockEstimate sustained_clock(const ClockSpec& clock, const Activity& activity) 
 
 ClockSpec chip_clock(const GpuSpec& gpu) {
   ClockSpec c = gpu.clock;
-  const double simds = static_cast<double>(gpu.total_cus()) * gpu.cu.simds / static_cast<double>(c.power_reference_simds);
+  const double simds = static_cast<double>(gpu.total_simds()) / static_cast<double>(c.power_reference_simds);
   for (Watts& w : c.power_matrix) w.value *= simds;
   c.power_vector.value *= simds;
   c.power_stream.value *= gpu.hbm.peak_bandwidth.value / c.power_reference_hbm_bandwidth.value;

@@ -249,6 +249,9 @@ struct GpuSpec {
   HbmSpec hbm;
 
   std::uint32_t total_cus() const { return chip.xcds * chip.cus_per_xcd; }
+  // Every SIMD of the chip: what the matrix and vector activities are fractions of, and what
+  // clock.power.reference_simds counts.
+  std::uint32_t total_simds() const { return total_cus() * cu.simds; }
   // The L2's tag stores: one per XCD, or the partitions of one shared L2; each instance's bytes and
   // channels.
   std::uint32_t l2_instances() const { return l2.scope == L2Scope::per_xcd ? chip.xcds : l2.partitions; }

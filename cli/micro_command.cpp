@@ -232,7 +232,7 @@ void run_micro(const MicroState& st) {
   j["mfma_utilisation"] = m.mfma_utilisation;
   j["clock_mhz"] = clock / 1e6;
   j["vector_utilisation"] = m.vector_utilisation;
-  j["clock_basis"] = gpu.clock.engine_pinned            ? "pinned"
+  j["clock_basis"] = gpu.clock.engine_pinned            ? "pinned (clock.engine)"
                      : estimate.power_limited            ? "modelled, power-limited at this matrix and vector utilisation"
                                                          : "modelled, below the power limit";
   j["chip_tflops"] = m.flops_per_clk_per_cu * cus * clock / 1e12;

@@ -18,7 +18,7 @@ double ratio(double a, double b) { return b > 0 ? a / b : 0.0; }
 // Utilisation of each unit over the kernel's execution (launch gap excluded).
 json utilisation(const arch::GpuSpec& gpu, const sim::KernelResult& k) {
   const double t = static_cast<double>(k.end - k.start);
-  const double simds = static_cast<double>(gpu.total_cus()) * gpu.cu.simds;
+  const auto simds = static_cast<double>(gpu.total_simds());
   const sim::LevelBusy& m = k.busy.memory;
   return {{"matrix", ratio(static_cast<double>(k.busy.matrix), simds * t)},
           {"vector", ratio(static_cast<double>(k.busy.vector), simds * t)},

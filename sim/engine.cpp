@@ -139,7 +139,7 @@ arch::Activity measured_activity(const arch::GpuSpec& gpu, const arch::MatrixIns
                                  Tick vector_busy, std::uint64_t hbm_bytes, Tick span) {
   arch::Activity a;
   if (span <= 0) return a;
-  const double simds = static_cast<double>(gpu.total_cus()) * gpu.cu.simds;
+  const auto simds = static_cast<double>(gpu.total_simds());
   if (m) {
     a.matrix[static_cast<std::size_t>(m->dtype)] =
         std::min(1.0, static_cast<double>(matrix_busy) / (simds * static_cast<double>(span)));
