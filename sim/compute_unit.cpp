@@ -13,6 +13,7 @@ PipeCosts::PipeCosts(const arch::GpuSpec& gpu, const arch::MatrixInstruction* m,
   valu = engine.ticks(static_cast<double>(gpu.cu.wave_size) / gpu.cu.valu_lanes_per_simd);
   trans = engine.ticks(static_cast<double>(gpu.cu.wave_size) / gpu.cu.trans_lanes_per_simd);
   barrier = engine.ticks(static_cast<double>(gpu.cu.barrier_latency.value));
+  lds_result = engine.ticks(static_cast<double>(gpu.cu.lds_latency.value));
   issue = engine.ticks(static_cast<double>(gpu.cu.wave_issue_interval.value));
   cycle = 1e12 / engine.hz();
 }
@@ -60,8 +61,11 @@ Tick ComputeUnit::compute(Tick now, const GroupWork& w, const PipeCosts& pc, Wai
   const std::uint64_t lds_bytes =
       std::max<std::uint64_t>(c.lds_read + c.lds_write, c.lds_wavefronts * lds_bytes_per_clock_) * w.simds;
   const Tick stretch = std::max(matrix_work, vector_work) / n;
-  const Tick lds_done =
+  Tick lds_done =
       std::max(now, lds_series(static_cast<std::uint32_t>(n), lds_bytes, [&](std::uint32_t i) { return now + i * stretch; }));
+  // The last read's data reaches the registers its load-to-use latency after its transfer (the
+  // operation's instructions that use it follow; earlier reads' latencies overlap its later ones).
+  if (c.lds_read > 0) lds_done += pc.lds_result;
   Tick issue_done = now;
   if (w.issued) {
     const Tick instructions =

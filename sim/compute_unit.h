@@ -20,6 +20,7 @@ struct PipeCosts {
   Tick mfma = 0;        // matrix-pipe time of one instruction on one SIMD
   Tick mfma_block = 0;  // of that, time the SIMD's VALU cannot co-issue
   Tick mfma_result = 0; // an operation's results after its last instruction leaves the pipe (latency - cycles)
+  Tick lds_result = 0;  // an LDS read's data after its transfer: cu.lds_latency (load to use)
   Tick valu = 0;        // one VALU instruction of a wave
   Tick trans = 0;       // one transcendental instruction of a wave
   Tick barrier = 0;     // one s_barrier round trip
@@ -54,7 +55,8 @@ class ComputeUnit {
 
   // Matrix instructions go to each SIMD's matrix pipe; VALU and transcendental instructions (and
   // the non-co-issuable part of each MFMA) to its VALU; LDS bytes (per wave) to the CU's LDS, at its
-  // bandwidth or, when the operation's wavefronts take longer, a clock per wavefront.
+  // bandwidth or, when the operation's wavefronts take longer, a clock per wavefront; an operation
+  // that reads the LDS has its last read's data `pc.lds_result` after that read's transfer.
   // Each wave issues its instructions in order, one per `pc.issue` plus the operation's
   // fixed-latency wait per instruction (OpCost::issue_wait cycles; every instruction of the
   // operation, issue-only ones included), after its earlier operations' (*w.issued): the operation

@@ -164,13 +164,40 @@ TEST_CASE("a wave waits an operation's fixed-latency cycles after each instructi
 }
 
 TEST_CASE("LDS bytes of an op are served at 128 B per clock per CU") {
+  // The reads' data reaches the registers cu.lds_latency (51 cycles on the MI300X) after the last
+  // read's transfer; the LDS itself is free after the transfers.
   const auto& gpu = test::gpu("mi300x");
   const PipeCosts pc(gpu, &mfma32(gpu), Clock(1e9));
+  REQUIRE(gpu.cu.lds_latency.value == 51);
+  CHECK(pc.lds_result == 51'000);
   ComputeUnit cu(gpu, 1e9);
   workloads::OpCost reads;
   reads.lds_read = 1024;  // per wave; 4 waves: 4096 B = 32 cycles
-  CHECK(cu.compute(0, GroupWork{0, 4, &reads, false, {}}, pc) == 32'000);
+  CHECK(cu.compute(0, GroupWork{0, 4, &reads, false, {}}, pc) == 32'000 + 51'000);
   CHECK(cu.lds_busy() == 32'000);
+}
+
+TEST_CASE("an op waits for its LDS reads' load-to-use latency only where the LDS binds it") {
+  // MI300X at 1 GHz: lds_latency 51 cycles, 128 B per clock.
+  const auto& gpu = test::gpu("mi300x");
+  const PipeCosts pc(gpu, &mfma32(gpu), Clock(1e9));
+  ComputeUnit cu(gpu, 1e9);
+  // Writes only (a tile stored to the LDS): no load-to-use latency. 4 waves x 1024 B: 32 cycles.
+  workloads::OpCost writes;
+  writes.lds_write = 1024;
+  CHECK(cu.compute(0, GroupWork{0, 4, &writes, false, {}}, pc) == 32'000);
+  // Reads beside matrix work that outlasts them: 4 MFMAs (128 cycles) on each SIMD; the reads'
+  // 32 cycles (queued after the writes: 32..64) plus 51 end at 115, before the MFMAs.
+  workloads::OpCost gemm;
+  gemm.mfma = 4;
+  gemm.lds_read = 1024;
+  CHECK(cu.compute(0, GroupWork{0, 4, &gemm, false, {}}, pc) == 128'000);
+  // Reads that end later than the matrix work: 4 waves x 8192 B = 256 cycles, from 64 (after the
+  // two operations above): their data is in at 64 + 256 + 51 = 371; the MFMAs end at 256.
+  workloads::OpCost heavy;
+  heavy.mfma = 4;
+  heavy.lds_read = 8192;
+  CHECK(cu.compute(0, GroupWork{0, 4, &heavy, false, {}}, pc) == 371'000);
 }
 
 TEST_CASE("an op's LDS wavefronts take a clock each when they take longer than its bytes") {
@@ -182,12 +209,13 @@ TEST_CASE("an op's LDS wavefronts take a clock each when they take longer than i
   workloads::OpCost narrow;
   narrow.lds_read = 1024;
   narrow.lds_wavefronts = 20;
-  CHECK(cu.compute(0, GroupWork{0, 4, &narrow, false, {}}, pc) == 80'000);
+  // Each op's reads' data comes cu.lds_latency (51 cycles) after its last transfer.
+  CHECK(cu.compute(0, GroupWork{0, 4, &narrow, false, {}}, pc) == 80'000 + 51'000);
   CHECK(cu.lds_busy() == 80'000);
   workloads::OpCost wide;
   wide.lds_read = 1024;
   wide.lds_wavefronts = 4;
-  CHECK(cu.compute(80'000, GroupWork{0, 4, &wide, false, {}}, pc) == 80'000 + 32'000);
+  CHECK(cu.compute(80'000, GroupWork{0, 4, &wide, false, {}}, pc) == 80'000 + 32'000 + 51'000);
 }
 
 TEST_CASE("the window of outstanding line requests bounds a memory operation by Little's law") {
