@@ -2,23 +2,15 @@
 
 #include <algorithm>
 #include <bit>
-#include <string>
-
-#include "arch/config_error.h"
+#include <stdexcept>
 
 namespace attnsim::sim {
 
 L1Caches::L1Caches(const arch::GpuSpec& gpu, bool approximate) : gpu_(&gpu), approximate_(approximate) {
   const arch::L1Spec& l1 = gpu.l1;
   line_ = Divisor(l1.line.value);
-  if (l1.line.value != gpu.l2.line.value) {
-    throw arch::ConfigError(arch::ValueOrigin{gpu.name, 0, 0, {}}, "l1.line",
-                            "the L1 is modelled per L2 line: it must equal l2.line (" +
-                                std::to_string(gpu.l2.line.value) + " B), not " + std::to_string(l1.line.value) + " B");
-  }
-  if (l1.write_policy != arch::WritePolicy::write_through) {
-    throw arch::ConfigError(arch::ValueOrigin{gpu.name, 0, 0, {}}, "l1.write_policy",
-                            "the L1 is modelled write-through (a GPU's L1 holds no dirty global data)");
+  if (l1.line.value != gpu.l2.line.value || l1.write_policy != arch::WritePolicy::write_through) {
+    throw std::invalid_argument("L1Caches: a spec the loader would refuse (l1.line, l1.write_policy: arch/spec_checks.cpp)");
   }
   build(l1.size.value);
 }

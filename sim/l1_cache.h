@@ -26,8 +26,9 @@ namespace attnsim::sim {
 // units looked up line by line (its groups' per-set counts would grow with the sets). Deterministic.
 class L1Caches {
  public:
-  // Contract: throws arch::ConfigError unless l1.line equals l2.line (requests are L2 lines) and
-  // l1.write_policy is write_through (GPU L1s hold no dirty global data).
+  // Contract: `gpu` as the loader validated it, whose checks (arch/spec_checks.cpp) hold what this
+  // model needs: l1.line equal to l2.line (requests are L2 lines) and l1.write_policy write_through
+  // (GPU L1s hold no dirty global data); std::invalid_argument otherwise.
   L1Caches(const arch::GpuSpec& gpu, bool approximate);
 
   // Exact mode: a read of [lo, hi) of the line at `line_address` by CU `cu`. Returns true when
