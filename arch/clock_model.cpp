@@ -6,8 +6,8 @@
 namespace attnsim::arch {
 
 ClockEstimate sustained_clock(const ClockSpec& clock, const Activity& activity) {
-  // Every class's dynamic power at engine_max for this activity, whether the clock is modelled or
-  // pinned.
+  // Every class's dynamic power at the reference clock for this activity, whether the clock is
+  // modelled or pinned.
   double dynamic_at_max = 0;
   bool matrix_active = false;
   for (std::size_t i = 0; i < activity.matrix.size(); ++i) {
@@ -21,18 +21,18 @@ ClockEstimate sustained_clock(const ClockSpec& clock, const Activity& activity) 
     // A pinned clock: the power the activity draws there is reported, not enforced.
     const double f = clock.engine_pinned->value;
     return ClockEstimate{*clock.engine_pinned, false,
-                         Watts{clock.power_baseline.value + std::pow(f / clock.engine_max.value, 3) * dynamic_at_max}};
+                         Watts{clock.power_baseline.value + std::pow(f / clock.power_reference_clock.value, 3) * dynamic_at_max}};
   }
 
-  const double f_max = clock.engine_max.value;
-  const double cap = matrix_active ? clock.matrix_max.value : f_max;
-  const auto power_at = [&](double f) { return clock.power_baseline.value + std::pow(f / f_max, 3) * dynamic_at_max; };
+  const double f_ref = clock.power_reference_clock.value;
+  const double cap = matrix_active ? clock.matrix_max.value : clock.engine_max.value;
+  const auto power_at = [&](double f) { return clock.power_baseline.value + std::pow(f / f_ref, 3) * dynamic_at_max; };
 
   if (dynamic_at_max <= 0 || power_at(cap) <= clock.power_limit.value) {
     return ClockEstimate{Hertz{cap}, false, Watts{power_at(cap)}};
   }
   const double headroom = std::max(0.0, clock.power_limit.value - clock.power_baseline.value);
-  const double f = f_max * std::cbrt(headroom / dynamic_at_max);
+  const double f = f_ref * std::cbrt(headroom / dynamic_at_max);
   return ClockEstimate{Hertz{f}, true, Watts{power_at(f)}};
 }
 

@@ -21,8 +21,9 @@ struct ClockEstimate {
   Watts power;  // board power at that clock
 };
 
-// Model: P(f) = baseline + (f / engine_max)^3 * sum_k activity_k * P_k, where P_k is class k's
-// dynamic power at engine_max (dynamic power ~ f V^2 with V tracking f). The clock is the
+// Model: P(f) = baseline + (f / f_ref)^3 * sum_k activity_k * P_k, where P_k is class k's
+// dynamic power at f_ref = clock.power.reference_clock (dynamic power ~ f V^2 with V tracking f;
+// the shipped configs state their engine_max there). The clock is the
 // highest f <= cap with P(f) <= limit; cap is clock.matrix_max when any matrix work is active,
 // else clock.engine_max.
 // With clock.engine_pinned set, the clock is that value whatever the activity (power reported, not

@@ -74,8 +74,8 @@ struct ClockSpec {
   double xcd_spread = 0;
   Watts power_limit;  // board power cap
   Watts power_baseline;  // power that does not scale with the engine clock (static, uncore, memory)
-  // Dynamic power each activity class would draw at engine_max with the unit fully busy;
-  // dynamic power scales as (f / engine_max)^3 (voltage tracking frequency).
+  // Dynamic power each activity class would draw at power_reference_clock with the unit fully
+  // busy; dynamic power scales as (f / power_reference_clock)^3 (voltage tracking frequency).
   std::array<Watts, kDtypes.size()> power_matrix{};  // indexed by Dtype
   Watts power_stream;  // a memory-streaming kernel's engine-side activity
   Watts power_vector;  // every SIMD's vector pipe busy (VALU and transcendental instructions)
@@ -84,6 +84,9 @@ struct ClockSpec {
   // same energy per operation and per byte moved (arch/clock_model.h, chip_clock).
   std::uint32_t power_reference_simds = 0;
   BytesPerSecond power_reference_hbm_bandwidth;
+  // The engine clock the classes above are stated at (the cube law's reference): a what-if of
+  // another engine_max moves the cap, not the energy per operation at a given clock.
+  Hertz power_reference_clock;
   // When set, the engine clock is pinned here instead of modelled (AMD's validation practice of
   // fixing the clock, e.g. `rocm-smi --setperfdeterminism 1900`). Set only by an override or config.
   std::optional<Hertz> engine_pinned;

@@ -470,13 +470,14 @@ std::vector<ParamDecl> build_table() {
     const std::string name(to_string(dt));
     auto acc = [i](auto& s) -> auto& { return s.clock.power_matrix[i]; };
     t.push_back(quantity("clock.power.matrix_" + name, acc, 0.0, 1e6,
-                         "dynamic power of dense " + name + " matrix work at engine_max (scales with f^3)"));
+                         "dynamic power of dense " + name + " matrix work at clock.power.reference_clock (scales with f^3)"));
   }
   t.push_back(quantity("clock.power.stream", ATTNSIM_FIELD(clock.power_stream), 0.0, 1e6,
-                       "dynamic power of memory streaming at the HBM peak bandwidth and engine_max (scales with f^3)"));
+                       "dynamic power of memory streaming at the HBM peak bandwidth and clock.power.reference_clock (scales "
+                       "with f^3)"));
   t.push_back(quantity("clock.power.vector", ATTNSIM_FIELD(clock.power_vector), 0.0, 1e6,
-                       "dynamic power of vector work (VALU and transcendental instructions) at engine_max with every "
-                       "SIMD's vector pipe busy (scales with f^3)"));
+                       "dynamic power of vector work (VALU and transcendental instructions) at clock.power.reference_clock "
+                       "with every SIMD's vector pipe busy (scales with f^3)"));
   t.push_back(count("clock.power.reference_simds", ATTNSIM_FIELD(clock.power_reference_simds), 1, 1u << 20,
                     "the SIMDs the matrix and vector classes are stated for: a chip of other SIMDs (chip.xcds x "
                     "chip.cus_per_xcd x cu.simds) draws them in proportion (the same energy per operation)"));
@@ -484,6 +485,9 @@ std::vector<ParamDecl> build_table() {
                        1000 * kTBps,
                        "the HBM peak the stream class is stated for: another hbm.peak_bandwidth draws it in "
                        "proportion (the same energy per byte)"));
+  t.push_back(quantity("clock.power.reference_clock", ATTNSIM_FIELD(clock.power_reference_clock), 100 * kMHz, 10 * kGHz,
+                       "the engine clock the dynamic power classes are stated at (the cube law's reference): another "
+                       "clock.engine_max moves the cap, not the energy per operation at a given clock"));
 
   // From 100 ns: clock transitions take microseconds (BLOG-MAF2), and each period is an event of
   // the simulation (100 ps made the default case a hundred times slower).

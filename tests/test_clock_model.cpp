@@ -15,6 +15,7 @@ ClockSpec toy() {
   ClockSpec c;
   c.engine_max = Hertz{2e9};
   c.matrix_max = Hertz{2e9};
+  c.power_reference_clock = Hertz{2e9};
   c.power_limit = Watts{100};
   c.power_baseline = Watts{20};
   c.power_matrix = {Watts{640}, Watts{80}, Watts{0}};
@@ -24,7 +25,7 @@ ClockSpec toy() {
 double mhz(const ClockEstimate& e) { return e.clock.value / 1e6; }
 }  // namespace
 
-TEST_CASE("hand-computed clocks: f = f_max * cbrt((limit - baseline) / P_dyn)") {
+TEST_CASE("hand-computed clocks: f = f_ref * cbrt((limit - baseline) / P_dyn)") {
   const ClockSpec c = toy();
   // bf16: 2 GHz * cbrt(80 / 640) = 2 GHz * 0.5 = 1 GHz, at exactly the 100 W limit.
   const auto bf16 = sustained_clock(c, matrix_load(Dtype::bf16));
@@ -53,6 +54,31 @@ TEST_CASE("matrix work is capped at clock.matrix_max even with power to spare") 
   Activity stream;
   stream.stream = 1;
   CHECK(mhz(sustained_clock(c, stream)) == doctest::Approx(2000.0));  // 20 + 40 W < 100 W at 2 GHz
+}
+
+TEST_CASE("the classes are stated at the reference clock: engine_max caps the clock and nothing else") {
+  ClockSpec c = toy();
+  // A chip that may clock twice as high draws the same power at a given clock: bf16 still settles
+  // at 2 GHz x cbrt(80 / 640) = 1 GHz (under the 4 GHz caps), and idle runs at the new cap.
+  c.engine_max = c.matrix_max = Hertz{4e9};
+  CHECK(mhz(sustained_clock(c, matrix_load(Dtype::bf16))) == doctest::Approx(1000.0));
+  CHECK(mhz(sustained_clock(c, Activity{})) == doctest::Approx(4000.0));
+  // fp16's 80 W at 2 GHz now leaves room above it: 2 GHz x cbrt(80 / 80) = 2 GHz, power-limited.
+  const auto fp16 = sustained_clock(c, matrix_load(Dtype::fp16));
+  CHECK(fp16.power_limited);
+  CHECK(mhz(fp16) == doctest::Approx(2000.0));
+  // Classes stated at a reference twice as high draw an eighth at a given clock: bf16 at
+  // 4 GHz x cbrt(80 / 640) = 2 GHz; pinned at 1 GHz it draws 20 + (1/4)^3 x 640 = 30 W.
+  c.power_reference_clock = Hertz{4e9};
+  CHECK(mhz(sustained_clock(c, matrix_load(Dtype::bf16))) == doctest::Approx(2000.0));
+  c.engine_pinned = Hertz{1e9};
+  CHECK(sustained_clock(c, matrix_load(Dtype::bf16)).power.value == doctest::Approx(30.0));
+  // The shipped MI300X: a what-if of a 4.2 GHz engine_max leaves its full-load bf16 clock as it is.
+  const auto base = load_arch_file(resolve_arch("mi300x")).spec;
+  const auto fast = load_arch_file(resolve_arch("mi300x"), {"clock.engine_max=4.2GHz"}).spec;
+  CHECK(sustained_clock(fast, matrix_load(Dtype::bf16)).clock.value ==
+        doctest::Approx(sustained_clock(base, matrix_load(Dtype::bf16)).clock.value));
+  CHECK(base.clock.power_reference_clock.value == doctest::Approx(base.clock.engine_max.value));
 }
 
 TEST_CASE("hand-computed clocks with vector work: its class adds to the dynamic power") {
