@@ -160,7 +160,8 @@ class Checker {
         if (ins.dtype == dt) best = std::max(best, ins.flops() / ins.cycles * (static_cast<double>(cu.simds) / ins.simds));
       }
       const auto peak = static_cast<double>(cu.matrix_flops_per_clk[static_cast<std::size_t>(dt)]);
-      require(best >= peak * (1 - 1e-9), "cu.matrix.flops_per_clk." + std::string(to_string(dt)),
+      const std::string peak_key = "cu.matrix.flops_per_clk." + std::string(to_string(dt));
+      require(best >= peak * (1 - 1e-9), {peak_key, "cu.matrix.instructions", "cu.simds"},
               std::to_string(static_cast<long long>(peak)) + " FLOP/clk per CU is not reached by any " +
                   std::string(to_string(dt)) + " instruction in cu.matrix.instructions (best: " +
                   std::to_string(static_cast<long long>(best)) + ")");

@@ -118,6 +118,11 @@ TEST_CASE("an override that breaks another key's rule is blamed and the error na
   CHECK(set_error({"cu.matrix.flops_per_clk.bf16=1"}, "h100") ==
         "--set cu.matrix.flops_per_clk.bf16=1: error: key 'cu.matrix.flops_per_clk.bf16': cu.matrix.instructions: "
         "wgmma.m64n256k16.f32.bf16 would deliver 4096 FLOP/clk per CU, above cu.matrix.flops_per_clk.bf16 = 1");
+  // Half the SIMDs leave the MI300X's best bf16 instruction 1024 FLOP/clk per CU, below the peak the
+  // file states: the override is blamed, and the message names the key whose rule it broke.
+  CHECK(set_error({"cu.simds=2"}) ==
+        "--set cu.simds=2: error: key 'cu.simds': cu.matrix.flops_per_clk.bf16: 2048 FLOP/clk per CU is not reached "
+        "by any bf16 instruction in cu.matrix.instructions (best: 1024)");
   // What the simulator's L1 models, checked with the config (not when the simulation starts).
   CHECK(set_error({"l1.line=16B"}, "h100") ==
         "--set l1.line=16B: error: key 'l1.line': 16 B: the L1 is modelled per L2 line, so it must equal l2.line = "
