@@ -100,10 +100,21 @@ class ComputeUnit {
   TimeBreakdown breakdown(Tick start, Tick end) const;
   Tick matrix_busy() const { return matrix_busy_; }  // summed over SIMDs
   Tick vector_busy() const { return vector_busy_; }
+  // The part of matrix_busy() (vector_busy()) the pipes have executed by `now`: an operation
+  // reserves its pipes when it issues, up to an end that may lie beyond `now`, and each SIMD's
+  // reservations beyond `now` are back to back (each starts at the pipe's free time or at its
+  // issue, no later than `now`). Contract: no operation presented after `now` yet.
+  Tick matrix_busy_by(Tick now) const { return matrix_busy_ - reserved_beyond(matrix_free_, now); }
+  Tick vector_busy_by(Tick now) const { return vector_busy_ - reserved_beyond(vector_free_, now); }
   Tick lds_busy() const { return lds_.busy(); }
   std::uint32_t resident = 0;  // workgroups on the CU now (set by the dispatcher)
 
  private:
+  static Tick reserved_beyond(const std::vector<Tick>& free, Tick now) {
+    Tick t = 0;
+    for (Tick f : free) t += f > now ? f - now : 0;
+    return t;
+  }
   const arch::GpuSpec* gpu_;
   std::uint32_t simds_;
   std::vector<Tick> matrix_free_, vector_free_;

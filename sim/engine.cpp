@@ -516,15 +516,17 @@ class KernelRun {
   }
 
   // The power controller: sets the engine clock for the next interval from the activity of the
-  // last one (matrix pipes' busy fraction, HBM traffic over its peak), as the clock model says.
+  // last one (the matrix and vector pipes' busy fractions, HBM traffic over its peak), as the clock
+  // model says. The pipes' busy time is what they executed in the interval, not what operations
+  // issued in it reserved (which may run into the next intervals).
   void control(Tick now) {
     // The last workgroup may retire before a pending control event: the kernel is over, and its
     // clock integral must end at its last retirement, not here.
     if (active_ == 0) return;
     Tick matrix = 0, vector = 0;
     for (const ComputeUnit& cu : cus_) {
-      matrix += cu.matrix_busy();
-      vector += cu.vector_busy();
+      matrix += cu.matrix_busy_by(now);
+      vector += cu.vector_busy_by(now);
     }
     std::uint64_t hbm = 0;
     for (const auto& c : per_xcd_) hbm += c.hbm_read_bytes + c.hbm_write_bytes;

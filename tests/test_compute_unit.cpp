@@ -32,6 +32,24 @@ TEST_CASE("matrix work: 32 cycles per 32x32x8 MFMA on every SIMD the group spans
   CHECK(cu.matrix_busy() == 2 * 4 * 128'000);
 }
 
+TEST_CASE("the pipes' busy time by a given moment counts what they executed and not what was reserved") {
+  // MI300X at 1 GHz: 4 MFMAs of 32 cycles on each of 4 SIMDs reserve 128 ns of matrix pipe each,
+  // and 16 ns of VALU (4 blocked cycles per MFMA). A second group queues behind on the same SIMDs.
+  const auto& gpu = test::gpu("mi300x");
+  const PipeCosts pc(gpu, &mfma32(gpu), Clock(1e9));
+  ComputeUnit cu(gpu, 1e9);
+  workloads::OpCost four;
+  four.mfma = 4;
+  cu.compute(0, GroupWork{0, 4, &four, false, {}}, pc);
+  cu.compute(0, GroupWork{0, 4, &four, false, {}}, pc);  // matrix [128, 256) ns, VALU [16, 32) ns
+  CHECK(cu.matrix_busy() == 4 * 256'000);
+  CHECK(cu.matrix_busy_by(64'000) == 4 * 64'000);
+  CHECK(cu.matrix_busy_by(200'000) == 4 * 200'000);
+  CHECK(cu.matrix_busy_by(300'000) == cu.matrix_busy());
+  CHECK(cu.vector_busy_by(24'000) == 4 * 24'000);
+  CHECK(cu.vector_busy_by(64'000) == cu.vector_busy());
+}
+
 TEST_CASE("an operation's matrix results come the instruction's latency after its last issue and the pipe frees earlier") {
   // H200's mma.sync.m16n8k16: 6 cycles per instruction, latency 24 (measured, H200-PROBE). Four
   // instructions on one sub-partition: the last issues at 18, its result is ready at 18 + 24 = 42;
