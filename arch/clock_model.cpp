@@ -7,32 +7,29 @@ namespace attnsim::arch {
 
 ClockEstimate sustained_clock(const ClockSpec& clock, const Activity& activity) {
   // Every class's dynamic power at the reference clock for this activity, whether the clock is
-  // modelled or pinned.
-  double dynamic_at_max = 0;
+  // modelled or pinned, and the board power it draws at clock f.
+  double dynamic_at_ref = 0;
   bool matrix_active = false;
   for (std::size_t i = 0; i < activity.matrix.size(); ++i) {
     const double a = std::clamp(activity.matrix[i], 0.0, 1.0);
     matrix_active = matrix_active || a > 0;
-    dynamic_at_max += a * clock.power_matrix[i].value;
+    dynamic_at_ref += a * clock.power_matrix[i].value;
   }
-  dynamic_at_max += std::clamp(activity.stream, 0.0, 1.0) * clock.power_stream.value;
-  dynamic_at_max += std::clamp(activity.vector, 0.0, 1.0) * clock.power_vector.value;
+  dynamic_at_ref += std::clamp(activity.stream, 0.0, 1.0) * clock.power_stream.value;
+  dynamic_at_ref += std::clamp(activity.vector, 0.0, 1.0) * clock.power_vector.value;
+  const double f_ref = clock.power_reference_clock.value;
+  const auto power_at = [&](double f) { return clock.power_baseline.value + std::pow(f / f_ref, 3) * dynamic_at_ref; };
   if (clock.engine_pinned) {
     // A pinned clock: the power the activity draws there is reported, not enforced.
-    const double f = clock.engine_pinned->value;
-    return ClockEstimate{*clock.engine_pinned, false,
-                         Watts{clock.power_baseline.value + std::pow(f / clock.power_reference_clock.value, 3) * dynamic_at_max}};
+    return ClockEstimate{*clock.engine_pinned, false, Watts{power_at(clock.engine_pinned->value)}};
   }
 
-  const double f_ref = clock.power_reference_clock.value;
   const double cap = matrix_active ? clock.matrix_max.value : clock.engine_max.value;
-  const auto power_at = [&](double f) { return clock.power_baseline.value + std::pow(f / f_ref, 3) * dynamic_at_max; };
-
-  if (dynamic_at_max <= 0 || power_at(cap) <= clock.power_limit.value) {
+  if (dynamic_at_ref <= 0 || power_at(cap) <= clock.power_limit.value) {
     return ClockEstimate{Hertz{cap}, false, Watts{power_at(cap)}};
   }
   const double headroom = std::max(0.0, clock.power_limit.value - clock.power_baseline.value);
-  const double f = f_ref * std::cbrt(headroom / dynamic_at_max);
+  const double f = f_ref * std::cbrt(headroom / dynamic_at_ref);
   return ClockEstimate{Hertz{f}, true, Watts{power_at(f)}};
 }
 

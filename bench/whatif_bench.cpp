@@ -116,11 +116,10 @@ int main(int argc, char** argv) {
     jobs.push_back(Job{p, 0, 1, "", 0, ""});
     const arch::LoadedArch loaded = arch::load_arch_file(arch::resolve_arch(problems[p].arch));
     for (std::size_t k = 0; k < knobs().size(); ++k) {
-      for (const auto& decl : arch::param_table()) {
-        if (decl.path != knobs()[k].path || !loaded.origins.count(decl.path)) continue;
-        for (double f : {0.5, 2.0}) {
-          jobs.push_back(Job{p, k, f, decl.path + "=" + scaled(decl.render(loaded.spec), f), 0, ""});
-        }
+      const arch::ParamDecl* decl = arch::find_param(knobs()[k].path);
+      if (!decl || !loaded.origins.count(decl->path)) continue;  // a part the GPU does not have
+      for (double f : {0.5, 2.0}) {
+        jobs.push_back(Job{p, k, f, decl->path + "=" + scaled(decl->render(loaded.spec), f), 0, ""});
       }
     }
   }
