@@ -10,8 +10,7 @@ namespace attnsim::sim {
 SetAssocCache::SetAssocCache(std::uint64_t size_bytes, std::uint32_t ways, std::uint32_t line_bytes, WritePolicy policy,
                              std::uint32_t granule_lines, SetIndex index, std::uint32_t displacement_lines,
                              std::uint64_t address_limit, std::uint64_t index_prime)
-    : ways_(ways), line_bytes_(line_bytes), granule_lines_(granule_lines), hashed_(index == SetIndex::hashed),
-      index_prime_(index_prime), policy_(policy) {
+    : ways_(ways), line_bytes_(line_bytes), granule_lines_(granule_lines), policy_(policy) {
   if (index_prime % 2 == 0 || index_prime >= (std::uint64_t{1} << 32)) {
     throw std::invalid_argument("cache index: the hashed index's multiplier must be odd and below 2^32, not " +
                                 std::to_string(index_prime));
@@ -32,10 +31,9 @@ SetAssocCache::SetAssocCache(std::uint64_t size_bytes, std::uint32_t ways, std::
   const WordLayout layout = word_layout(sets_, ways, line_bytes, address_limit);
   narrow_ = layout.narrow;
   tag_limit_ = narrow_ ? kInvalidTag<std::uint16_t> : kInvalidTag<std::uint32_t>;
-  displacement_div_ = Divisor(sets_ / step);
-  displacement_unit_ = step / granule_lines;
   sets_ /= granule_lines;
   set_div_ = Divisor(sets_);
+  index_map_ = SetIndexMap(sets_, index, step / granule_lines, index_prime);
   line_shift_ = 0;
   while ((1u << line_shift_) < line_bytes * granule_lines) ++line_shift_;
   ordered_ = layout.ordered;
@@ -68,7 +66,8 @@ void SetAssocCache::split() {
   }
   sets_ *= g;
   set_div_ = Divisor(sets_);
-  displacement_unit_ *= g;  // line set = g x granule set + j: the same displacement, in line sets
+  // Line set = g x granule set + j: the same displacement, in line sets.
+  index_map_ = SetIndexMap(sets_, index_map_.index(), index_map_.step() * static_cast<std::uint32_t>(g), index_map_.prime());
   while ((1u << line_shift_) > line_bytes_) --line_shift_;
   granule_lines_ = 1;
 }

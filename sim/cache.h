@@ -9,6 +9,7 @@
 #include "sim/divisor.h"
 #include "sim/host_prefetch.h"
 #include "sim/huge_page_allocator.h"
+#include "sim/set_index_map.h"
 
 namespace attnsim::sim {
 
@@ -16,12 +17,6 @@ namespace attnsim::sim {
 enum class WritePolicy : std::uint8_t {
   write_back,     // allocate on a write miss (no fill: GPU writes carry byte masks); dirty until evicted or flushed
   write_through,  // writes go to the next level; a present line is updated, a missing one not allocated
-};
-
-// How a line's set is found.
-enum class SetIndex : std::uint8_t {
-  modulo,  // line mod sets
-  hashed,  // line mod sets, displaced by a hash of the tag (the bits above the index)
 };
 
 // A contiguous byte range to probe.
@@ -111,10 +106,7 @@ class SetAssocCache {
   std::uint32_t line_bytes() const { return line_bytes_; }
   std::uint64_t sets() const { return sets_; }
   // The set of a line (of the unit an entry stands for), and back: the line a tag names in a set.
-  std::uint64_t set_of(std::uint64_t line) const {
-    const std::uint64_t s = set_div_.mod(line) + displacement(static_cast<std::uint32_t>(set_div_.div(line)));
-    return s >= sets_ ? s - sets_ : s;
-  }
+  std::uint64_t set_of(std::uint64_t line) const { return index_map_.set_of(line); }
   std::uint64_t line_of(std::uint32_t tag, std::uint64_t set) const {
     const std::uint64_t d = displacement(tag);
     return static_cast<std::uint64_t>(tag) * sets_ + (set >= d ? set - d : set + sets_ - d);
@@ -190,11 +182,8 @@ class SetAssocCache {
   void set_order(Word* tags, std::uint64_t order) const {
     std::memcpy(tags + tag_words_, &order, sizeof order);
   }
-  // The hashed index's displacement of a tag's lines, in sets: displacement_unit_ x (tag x prime
-  // mod displacement_div_), below sets_ (0 for SetIndex::modulo).
-  std::uint64_t displacement(std::uint32_t tag) const {
-    return hashed_ ? displacement_unit_ * displacement_div_.mod(std::uint64_t{tag} * index_prime_) : 0;
-  }
+  // The hashed index's displacement of a tag's lines, in sets (0 for SetIndex::modulo).
+  std::uint64_t displacement(std::uint32_t tag) const { return index_map_.displacement(tag); }
   // The first word of a set (its tags; its ranks follow them).
   template <class Word>
   Word* set_words(std::uint64_t set) {
@@ -211,12 +200,11 @@ class SetAssocCache {
   Divisor set_div_;  // line -> set (remainder) and tag (quotient)
   std::uint32_t ways_, line_bytes_, line_shift_;  // line_shift_: of the unit an entry stands for
   std::uint32_t granule_lines_ = 1;
-  bool hashed_ = false;
-  std::uint64_t index_prime_ = kDefaultIndexPrime;  // the hashed index's multiplier (below 2^32: no overflow)
+  // Entry -> set: of granule sets with a step of displacement lines / granule (its multiplier below
+  // 2^32: no overflow).
+  SetIndexMap index_map_;
   bool narrow_ = false;
   std::uint32_t tag_limit_ = 0;  // tags at or above it do not fit a word (beside the dirty bit and kInvalidTag)
-  Divisor displacement_div_;             // line sets / displacement lines
-  std::uint64_t displacement_unit_ = 1;  // sets per displacement step (displacement lines / granule)
   WritePolicy policy_;
   bool ordered_ = false;          // recency as a nibble order (at most 16 ways), else as ranks
   std::uint64_t tag_words_ = 0;   // words before a set's recency state

@@ -9,6 +9,8 @@ namespace attnsim::sim {
 GroupCache::GroupCache(std::uint64_t capacity_bytes, std::uint32_t max_groups, std::uint32_t sets,
                        std::uint32_t line_bytes, std::uint32_t sample)
     : capacity_units_(std::max<std::uint64_t>(1, capacity_bytes / 64)),
+      line_bytes_(line_bytes),
+      units_per_line_(line_bytes / 64),
       sets_(std::max<std::uint32_t>(1, sets)) {
   if (line_bytes == 0 || line_bytes % 64 != 0) {
     throw std::invalid_argument("GroupCache: the line must be a positive multiple of 64 B, not " +
@@ -34,6 +36,53 @@ GroupCache::GroupCache(std::uint64_t capacity_bytes, std::uint32_t max_groups, s
   const std::uint32_t bits = table_bits(max_groups);
   table_.assign(std::size_t{1} << bits, kNone);
   shift_ = 64 - bits;
+}
+
+void GroupCache::set_fills(const SetIndexMap& map, std::uint32_t ways) {
+  if (sets_ > 1) throw std::invalid_argument("GroupCache: set fill counts need one set (sets = 1)");
+  if (units_per_line_ > 2) {
+    throw std::invalid_argument("GroupCache: set fill counts need 64 or 128 B lines, not " +
+                                std::to_string(line_bytes_) + " B");
+  }
+  fills_.emplace(map, ways);
+  due_ = 0;
+}
+
+namespace {
+// Bits 0, 2, 4, .. of x packed into bits 0, 1, 2, .. (the first unit of each 128 B line, a bit per line).
+std::uint64_t even_bits_packed(std::uint64_t x) {
+  x &= 0x5555555555555555ull;
+  x = (x | (x >> 1)) & 0x3333333333333333ull;
+  x = (x | (x >> 2)) & 0x0f0f0f0f0f0f0f0full;
+  x = (x | (x >> 4)) & 0x00ff00ff00ff00ffull;
+  x = (x | (x >> 8)) & 0x0000ffff0000ffffull;
+  return (x | (x >> 16)) & 0x00000000ffffffffull;
+}
+}  // namespace
+
+std::uint64_t GroupCache::count_fills(std::uint64_t key, const GroupShape& shape, std::uint64_t added,
+                                      std::uint64_t before) {
+  std::uint64_t lines = line_firsts(added) & ~line_firsts(before);
+  if (fills_->all_full()) return count_units(lines);
+  std::uint64_t evicting = 0;
+  const std::uint32_t per_row = shape.units_per_row ? shape.units_per_row : 64;
+  const std::uint64_t row_mask = per_row == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << per_row) - 1;
+  const std::uint32_t line_shift = units_per_line_ == 2 ? 7 : 6;
+  std::uint64_t row = key;
+  for (std::uint32_t first = 0; lines; first += per_row, row += shape.stride) {
+    std::uint64_t in_row = (lines >> first) & row_mask;  // the row's new lines, by unit in the row
+    lines &= ~(in_row << first);
+    if (units_per_line_ == 2) in_row = even_bits_packed(in_row);  // by line in the row
+    // Each run of consecutive new lines at once.
+    while (in_row) {
+      const auto u = static_cast<std::uint32_t>(__builtin_ctzll(in_row));
+      const std::uint64_t from_u = in_row >> u;
+      const std::uint32_t run = ~from_u == 0 ? 64 - u : static_cast<std::uint32_t>(__builtin_ctzll(~from_u));
+      evicting += fills_->fill_run((row >> line_shift) + u, run);
+      in_row &= run == 64 ? 0 : ~(((std::uint64_t{1} << run) - 1) << u);
+    }
+  }
+  return evicting;
 }
 
 std::uint64_t GroupCache::slot_for(std::uint64_t key) const {
@@ -124,6 +173,8 @@ void GroupCache::invalidate() {
   count_ = 0;
   used_units_ = 0;
   std::fill(used_in_set_.begin(), used_in_set_.end(), 0);
+  if (fills_) fills_->clear();
+  due_ = 0;
 }
 
 std::uint64_t GroupCache::state_bytes_for(std::uint32_t max_groups, std::uint32_t sets, std::uint32_t sample) {
@@ -139,7 +190,7 @@ std::uint64_t GroupCache::state_bytes() const {
   return groups_.size() * sizeof(Group) + free_.capacity() * sizeof(std::uint32_t) +
          table_.size() * sizeof(std::uint32_t) + set_units_.capacity() * sizeof(std::uint64_t) +
          (set_masks_ ? set_masks_->state_bytes() : 0) + (resident_.capacity() + order_.capacity()) * sizeof(Resident) +
-         pos_.size() * sizeof(std::uint32_t);
+         pos_.size() * sizeof(std::uint32_t) + (fills_ ? fills_->state_bytes() : 0);
 }
 
 }  // namespace attnsim::sim

@@ -10,6 +10,7 @@
 #include "sim/group_sets.h"
 #include "sim/host_prefetch.h"
 #include "sim/huge_page_allocator.h"
+#include "sim/set_fill_counts.h"
 
 namespace attnsim::sim {
 
@@ -20,6 +21,10 @@ struct GroupCacheGeometry {
   std::uint32_t sets = 1;
   std::uint32_t line_bytes = 128;
   std::uint32_t sample = 0;
+  // With a map (and sets = 1): the hashed sets of the set-associative cache it stands for, of
+  // `fill_ways` ways, whose evictions it makes (GroupCache, below); none: by capacity alone.
+  std::optional<SetIndexMap> fill_sets;
+  std::uint32_t fill_ways = 0;
 };
 
 // Contract: an approximation of a cache of `capacity_bytes`, bounded against the exact
@@ -38,7 +43,15 @@ struct GroupCacheGeometry {
 // with replacement, from the resident ones other than the group just accessed (a deterministic
 // generator, restarted by invalidate()): the victim a k-way set-associative cache of hashed sets
 // would take, whose set is a random draw of k lines (docs/model.md, approximate mode); a flush
-// still reports groups most recently used first. Keys below 2^48 (else std::out_of_range);
+// still reports groups most recently used first. With set fill counts (set_fills, sets = 1, else
+// std::invalid_argument), the cache also evicts as the set-associative cache of those sets it
+// stands for would, by number: each fill of a line into a set that has had `ways` fills since the
+// cache was emptied evicts a line there (SetFillCounts), so whenever the lines filled into full sets
+// outnumber those evicted, victims (chosen as above) are evicted whole until they no longer do (the
+// lines a victim holds beyond those due count against the next fills into full sets); a group's
+// lines then go to
+// their sets at key + (u / units_per_row) * stride + (u % units_per_row) * 64, which needs groups of
+// whole lines (keys and rows multiples of line_bytes). Keys below 2^48 (else std::out_of_range);
 // line_bytes a multiple of 64 (else std::invalid_argument). Deterministic; no allocation after
 // construction but one per distinct shape beyond the first 16 (and, with sets > 1, a few words per
 // distinct shape and key offset within sets x line_bytes).
@@ -47,7 +60,12 @@ class GroupCache {
   GroupCache(std::uint64_t capacity_bytes, std::uint32_t max_groups, std::uint32_t sets = 1,
              std::uint32_t line_bytes = 128, std::uint32_t sample = 0);
   explicit GroupCache(const GroupCacheGeometry& g)
-      : GroupCache(g.capacity_bytes, g.max_groups, g.sets, g.line_bytes, g.sample) {}
+      : GroupCache(g.capacity_bytes, g.max_groups, g.sets, g.line_bytes, g.sample) {
+    if (g.fill_sets) set_fills(*g.fill_sets, g.fill_ways);
+  }
+  // Evicts by the fill counts of the set-associative cache of `map`'s sets and `ways` ways (the
+  // contract above). Called before the first access.
+  void set_fills(const SetIndexMap& map, std::uint32_t ways);
 
   // Probes the units `mask` of group `key`: returns the units of `mask` that were valid. Then makes
   // `fill` valid (a read or write allocation; 0: no allocation, e.g. a write-through) and `dirty`
@@ -82,7 +100,10 @@ class GroupCache {
   // state_bytes() of a GroupCache just built with these arguments (its set-mask memo as built: the
   // memo grows with the shapes seen). Pure.
   static std::uint64_t state_bytes_for(std::uint32_t max_groups, std::uint32_t sets, std::uint32_t sample);
-  static std::uint64_t state_bytes_for(const GroupCacheGeometry& g) { return state_bytes_for(g.max_groups, g.sets, g.sample); }
+  static std::uint64_t state_bytes_for(const GroupCacheGeometry& g) {
+    return state_bytes_for(g.max_groups, g.sets, g.sample) +
+           (g.fill_sets ? SetFillCounts::state_bytes_for(g.fill_sets->sets()) : 0);
+  }
 
  private:
   static constexpr std::uint32_t kNone = 0xffffffffu;
@@ -114,8 +135,19 @@ class GroupCache {
     while ((std::uint64_t{1} << bits) < 2ull * max_groups) ++bits;
     return bits;
   }
+  // The first unit of each line with a unit in `units` (the line's units being consecutive).
+  std::uint64_t line_firsts(std::uint64_t units) const {
+    return units_per_line_ == 2 ? (units | (units >> 1)) & 0x5555555555555555ull : units;
+  }
+  // Set fill counts: counts the fills of the lines of group `key` that units `added` make present
+  // (none of their units valid `before`); returns how many of them evict a line.
+  std::uint64_t count_fills(std::uint64_t key, const GroupShape& shape, std::uint64_t added, std::uint64_t before);
+  // The group to evict next: the least recently used (or sampled_victim's pick) other than `keep`
+  // (kNone if there is none).
+  std::uint32_t victim(std::uint32_t keep);
   template <class OnEvict>
   void evict_lru(std::uint32_t keep, OnEvict&& on_evict);
+
   // Removes group `g` (present), passing its dirty units to on_evict.
   template <class OnEvict>
   void evict(std::uint32_t g, OnEvict&& on_evict);
@@ -148,6 +180,11 @@ class GroupCache {
 
   std::uint64_t capacity_units_;
   std::uint64_t used_units_ = 0;
+  std::uint32_t line_bytes_ = 128, units_per_line_ = 2;
+  // Set fill counts (set_fills; else none): the lines the set-associative cache has evicted and
+  // this one has not yet (negative: evicted ahead, a victim's lines beyond the one line due).
+  std::optional<SetFillCounts> fills_;
+  std::int64_t due_ = 0;
   std::vector<Group, HugePageAllocator<Group>> groups_;
   GroupShapes shapes_;               // the distinct shapes seen, by index
   std::vector<std::uint32_t> free_;
@@ -203,8 +240,7 @@ class GroupCache {
   }
 };
 
-template <class OnEvict>
-void GroupCache::evict_lru(std::uint32_t keep, OnEvict&& on_evict) {
+inline std::uint32_t GroupCache::victim(std::uint32_t keep) {
   if (sample_) {
     std::uint32_t v = resident_.size() > 1 ? sampled_victim(keep) : kNone;
     if (v == kNone) {  // one group resident, or every draw was `keep`: another one, if any
@@ -215,14 +251,18 @@ void GroupCache::evict_lru(std::uint32_t keep, OnEvict&& on_evict) {
         }
       }
     }
-    if (v != kNone) evict(v, on_evict);
-    return;
+    return v;
   }
   std::uint32_t g = tail_;
   if (g == keep) g = groups_[g].prev;
-  if (g == kNone) return;
-  if (g == tail_) prefetch_next_victims(groups_[g].prev);
-  evict(g, on_evict);
+  if (g != kNone && g == tail_) prefetch_next_victims(groups_[g].prev);
+  return g;
+}
+
+template <class OnEvict>
+void GroupCache::evict_lru(std::uint32_t keep, OnEvict&& on_evict) {
+  const std::uint32_t v = victim(keep);
+  if (v != kNone) evict(v, on_evict);
 }
 
 template <class OnEvict>
@@ -230,6 +270,7 @@ void GroupCache::evict(std::uint32_t g, OnEvict&& on_evict) {
   Group& v = groups_[g];
   if (v.dirty) on_evict(v.key(), shape_of(v), v.dirty);
   used_units_ -= count_units(v.valid);
+  if (fills_) due_ -= static_cast<std::int64_t>(count_units(line_firsts(v.valid)));
   if (sets_ > 1) count_in_sets(g, v.valid, -1);
   if (sample_) {  // out of the dense list: the last entry takes its place
     const Resident last = resident_.back();
@@ -293,10 +334,12 @@ std::uint64_t GroupCache::access(std::uint64_t key, const GroupShape& shape, std
   Group& e = groups_[g];
   const std::uint64_t hits = e.valid & mask;
   const std::uint64_t added = fill & ~e.valid;
+  if (fills_ && added) due_ += static_cast<std::int64_t>(count_fills(key, shape, added, e.valid));
   e.valid |= fill;
   e.dirty |= dirty & e.valid;
   used_units_ += count_units(added);
   if (sets_ > 1 && added) fit_sets(g, added, on_evict);
+  while (due_ > 0 && count_ > 1) evict_lru(g, on_evict);
   while (used_units_ > capacity_units_ && count_ > 1) evict_lru(g, on_evict);
   return hits;
 }
