@@ -49,9 +49,9 @@ struct GroupCacheGeometry {
 // cache was emptied evicts a line there (SetFillCounts), so whenever the lines filled into full sets
 // outnumber those evicted, victims (chosen as above) are evicted whole until they no longer do (the
 // lines a victim holds beyond those due count against the next fills into full sets); a group's
-// lines then go to
-// their sets at key + (u / units_per_row) * stride + (u % units_per_row) * 64, which needs groups of
-// whole lines (keys and rows multiples of line_bytes). Keys below 2^48 (else std::out_of_range);
+// lines then go to their sets at key + (u / units_per_row) * stride + (u % units_per_row) * 64,
+// which needs groups of whole lines (keys and rows multiples of line_bytes; 64 or 128 B lines, else
+// std::invalid_argument). Keys below 2^48 (else std::out_of_range);
 // line_bytes a multiple of 64 (else std::invalid_argument). Deterministic; no allocation after
 // construction but one per distinct shape beyond the first 16 (and, with sets > 1, a few words per
 // distinct shape and key offset within sets x line_bytes).
@@ -147,7 +147,6 @@ class GroupCache {
   std::uint32_t victim(std::uint32_t keep);
   template <class OnEvict>
   void evict_lru(std::uint32_t keep, OnEvict&& on_evict);
-
   // Removes group `g` (present), passing its dirty units to on_evict.
   template <class OnEvict>
   void evict(std::uint32_t g, OnEvict&& on_evict);

@@ -14,10 +14,9 @@ namespace attnsim::sim {
 // after f_s fills into set s since the cache was emptied the set holds min(f_s, ways) lines and has
 // evicted max(0, f_s - ways), whatever the replacement policy. Contract: fill(line) counts one fill
 // of `line` into its set (SetIndexMap) and returns 1 when that fill evicts a line, else 0 (fill_run:
-// consecutive lines at once);
-// all_full() says when every set is full (each further fill then evicts a line, whatever its set);
-// clear() empties the cache. Deterministic; no allocation after construction. ways in 1..65535
-// (else std::invalid_argument).
+// consecutive lines at once); all_full() says when every set is full (each further fill then evicts
+// a line, whatever its set); clear() empties the cache. Deterministic; no allocation after
+// construction. ways in 1..65535 (else std::invalid_argument).
 class SetFillCounts {
  public:
   SetFillCounts(const SetIndexMap& map, std::uint32_t ways);
