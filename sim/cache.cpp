@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <stdexcept>
-#include <string>
 #include <type_traits>
 
 namespace attnsim::sim {
@@ -11,10 +10,6 @@ SetAssocCache::SetAssocCache(std::uint64_t size_bytes, std::uint32_t ways, std::
                              std::uint32_t granule_lines, SetIndex index, std::uint32_t displacement_lines,
                              std::uint64_t address_limit, std::uint64_t index_prime)
     : ways_(ways), line_bytes_(line_bytes), granule_lines_(granule_lines), policy_(policy) {
-  if (index_prime % 2 == 0 || index_prime >= (std::uint64_t{1} << 32)) {
-    throw std::invalid_argument("cache index: the hashed index's multiplier must be odd and below 2^32, not " +
-                                std::to_string(index_prime));
-  }
   if (ways == 0 || line_bytes == 0 || (line_bytes & (line_bytes - 1)) != 0 || size_bytes % (std::uint64_t{ways} * line_bytes) != 0 ||
       size_bytes == 0) {
     throw std::invalid_argument("cache geometry: size must be a positive multiple of ways x line, line a power of two");
@@ -32,7 +27,6 @@ SetAssocCache::SetAssocCache(std::uint64_t size_bytes, std::uint32_t ways, std::
   narrow_ = layout.narrow;
   tag_limit_ = narrow_ ? kInvalidTag<std::uint16_t> : kInvalidTag<std::uint32_t>;
   sets_ /= granule_lines;
-  set_div_ = Divisor(sets_);
   index_map_ = SetIndexMap(sets_, index, step / granule_lines, index_prime);
   line_shift_ = 0;
   while ((1u << line_shift_) < line_bytes * granule_lines) ++line_shift_;
@@ -65,7 +59,6 @@ void SetAssocCache::split() {
     expand(wide_state_);
   }
   sets_ *= g;
-  set_div_ = Divisor(sets_);
   // Line set = g x granule set + j: the same displacement, in line sets.
   index_map_ = SetIndexMap(sets_, index_map_.index(), index_map_.step() * static_cast<std::uint32_t>(g), index_map_.prime());
   while ((1u << line_shift_) > line_bytes_) --line_shift_;
@@ -131,7 +124,7 @@ bool SetAssocCache::contains(std::uint64_t address) const {
 template <class Word>
 bool SetAssocCache::contains_words(std::uint64_t address) const {
   const std::uint64_t line = address >> line_shift_;
-  const std::uint64_t tag = set_div_.div(line);
+  const std::uint64_t tag = index_map_.tag_of(line);
   if (tag >= tag_limit_) return false;
   const Word* tags = set_words<Word>(set_of(line));
   for (std::uint32_t i = 0; i < ways_; ++i) {

@@ -6,7 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "sim/divisor.h"
 #include "sim/host_prefetch.h"
 #include "sim/huge_page_allocator.h"
 #include "sim/set_index_map.h"
@@ -197,7 +196,6 @@ class SetAssocCache {
   }
 
   std::uint64_t sets_;
-  Divisor set_div_;  // line -> set (remainder) and tag (quotient)
   std::uint32_t ways_, line_bytes_, line_shift_;  // line_shift_: of the unit an entry stands for
   std::uint32_t granule_lines_ = 1;
   // Entry -> set: of granule sets with a step of displacement lines / granule (its multiplier below

@@ -200,9 +200,9 @@ ProbeResult SetAssocCache::access_impl(std::uint64_t address, std::uint64_t byte
   if (bytes == 0) return r;
   const std::uint64_t first = address >> line_shift_;
   const std::uint64_t last = (address + bytes - 1) >> line_shift_;
-  if (set_div_.div(last) >= tag_limit_) throw std::out_of_range("address beyond the cache model's tag range");
-  std::uint64_t index = set_div_.mod(first);
-  auto tag = static_cast<std::uint32_t>(set_div_.div(first));
+  if (index_map_.tag_of(last) >= tag_limit_) throw std::out_of_range("address beyond the cache model's tag range");
+  std::uint64_t index = index_map_.undisplaced_set_of(first);
+  auto tag = static_cast<std::uint32_t>(index_map_.tag_of(first));
   std::uint64_t set = set_of(first);
   std::uint64_t run_start = 0, run_length = 0;
   // Write-through writes go on to the next level whether they hit or not.
@@ -243,7 +243,7 @@ ProbeResult SetAssocCache::access_impl(std::uint64_t address, std::uint64_t byte
 
 inline bool SetAssocCache::access_line(std::uint64_t address, bool write, bool& evicted, std::uint64_t& victim_address) {
   const std::uint64_t line = address >> line_shift_;
-  const std::uint64_t tag = set_div_.div(line);
+  const std::uint64_t tag = index_map_.tag_of(line);
   if (tag >= tag_limit_) throw std::out_of_range("address beyond the cache model's tag range");
   const std::uint64_t set = set_of(line);
   std::uint64_t victim = 0;

@@ -21,10 +21,9 @@ struct GroupCacheGeometry {
   std::uint32_t sets = 1;
   std::uint32_t line_bytes = 128;
   std::uint32_t sample = 0;
-  // With a map (and sets = 1): the hashed sets of the set-associative cache it stands for, of
-  // `fill_ways` ways, whose evictions it makes (GroupCache, below); none: by capacity alone.
-  std::optional<SetIndexMap> fill_sets;
-  std::uint32_t fill_ways = 0;
+  // With sets (and sets = 1 above): the sets and ways of the set-associative cache it stands for,
+  // whose evictions it makes (GroupCache, below); none: by capacity alone.
+  std::optional<FillSets> fill_sets;
 };
 
 // Contract: an approximation of a cache of `capacity_bytes`, bounded against the exact
@@ -61,7 +60,7 @@ class GroupCache {
              std::uint32_t line_bytes = 128, std::uint32_t sample = 0);
   explicit GroupCache(const GroupCacheGeometry& g)
       : GroupCache(g.capacity_bytes, g.max_groups, g.sets, g.line_bytes, g.sample) {
-    if (g.fill_sets) set_fills(*g.fill_sets, g.fill_ways);
+    if (g.fill_sets) set_fills(g.fill_sets->map, g.fill_sets->ways);
   }
   // Evicts by the fill counts of the set-associative cache of `map`'s sets and `ways` ways (the
   // contract above). Called before the first access.
@@ -102,7 +101,7 @@ class GroupCache {
   static std::uint64_t state_bytes_for(std::uint32_t max_groups, std::uint32_t sets, std::uint32_t sample);
   static std::uint64_t state_bytes_for(const GroupCacheGeometry& g) {
     return state_bytes_for(g.max_groups, g.sets, g.sample) +
-           (g.fill_sets ? SetFillCounts::state_bytes_for(g.fill_sets->sets()) : 0);
+           (g.fill_sets ? SetFillCounts::state_bytes_for(g.fill_sets->map.sets()) : 0);
   }
 
  private:
@@ -137,7 +136,7 @@ class GroupCache {
   }
   // The first unit of each line with a unit in `units` (the line's units being consecutive).
   std::uint64_t line_firsts(std::uint64_t units) const {
-    return units_per_line_ == 2 ? (units | (units >> 1)) & 0x5555555555555555ull : units;
+    return units_per_line_ == 2 ? line_starts(units) : units;
   }
   // Set fill counts: counts the fills of the lines of group `key` that units `added` make present
   // (none of their units valid `before`); returns how many of them evict a line.

@@ -23,6 +23,9 @@ inline std::uint64_t count_units(std::uint64_t x) {
 #endif
 }
 
+// The first 64 B unit of each 128 B line that has a unit in `units` (units 2k and 2k + 1 of a row).
+inline std::uint64_t line_starts(std::uint64_t units) { return (units | (units >> 1)) & 0x5555555555555555ull; }
+
 // Where a group's 64 B units lie: unit u is at key + (u / units_per_row) * stride + (u % units_per_row) * 64.
 struct GroupShape {
   std::uint64_t stride = 0;         // bytes between the group's rows

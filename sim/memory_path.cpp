@@ -82,7 +82,7 @@ GroupCacheGeometry MemoryPath::approximate_l2(const arch::GpuSpec& gpu) {
   const auto line = static_cast<std::uint32_t>(gpu.l2.line.value);
   // Evicting as often as the exact mode's L2 of the same sets and index (docs/model.md).
   const SetIndexMap sets(bytes / (std::uint64_t{gpu.l2.ways} * line), set_index(gpu.l2.set_index), 1, gpu.l2.index_prime);
-  return {bytes, GroupCache::room_for(bytes), 1, line, gpu.l2.ways, sets, gpu.l2.ways};
+  return {bytes, GroupCache::room_for(bytes), 1, line, gpu.l2.ways, FillSets{sets, gpu.l2.ways}};
 }
 
 GroupCacheGeometry MemoryPath::approximate_mall(const arch::GpuSpec& gpu) {

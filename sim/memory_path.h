@@ -465,9 +465,6 @@ class MemoryPath {
   MemorySideChannels writeback_side_;  // write_back's memo: a victim's row usually lies in one chunk
 };
 
-// The first 64 B unit of each 128 B line that has a unit in `units` (units 2k and 2k + 1 of a row).
-inline std::uint64_t line_starts(std::uint64_t units) { return (units | (units >> 1)) & 0x5555555555555555ull; }
-
 template <class F>
 void MemoryPath::for_each_row(std::uint64_t key, const GroupShape& shape, std::uint64_t units, F&& f) {
   // Row by row (no division per unit): row r holds units [r per_row, (r + 1) per_row).

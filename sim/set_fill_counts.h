@@ -10,6 +10,12 @@
 
 namespace attnsim::sim {
 
+// The sets of a set-associative cache and their ways: what SetFillCounts counts fills into.
+struct FillSets {
+  SetIndexMap map;
+  std::uint32_t ways = 0;
+};
+
 // A line leaves a set of a set-associative cache only when a fill into that set finds it full, so
 // after f_s fills into set s since the cache was emptied the set holds min(f_s, ways) lines and has
 // evicted max(0, f_s - ways), whatever the replacement policy. Contract: fill(line) counts one fill

@@ -27,6 +27,9 @@ class SetIndexMap {
     const std::uint64_t s = sets_.mod(line) + displacement(static_cast<std::uint32_t>(sets_.div(line)));
     return s >= sets_.value() ? s - sets_.value() : s;
   }
+  // The line's tag (line / sets) and its set before displacement (line mod sets).
+  std::uint64_t tag_of(std::uint64_t line) const { return sets_.div(line); }
+  std::uint64_t undisplaced_set_of(std::uint64_t line) const { return sets_.mod(line); }
   // The sets by which the lines of tag `tag` (line / sets, in 32 bits) are displaced: below sets.
   std::uint64_t displacement(std::uint32_t tag) const {
     return hashed_ ? step_ * displacement_div_.mod(std::uint64_t{tag} * prime_) : 0;

@@ -144,12 +144,12 @@ TEST_CASE("the approximate L2 counts fills in the exact L2's sets and the MALL g
     const GroupCacheGeometry l2 = MemoryPath::approximate_l2(gpu);
     REQUIRE(l2.fill_sets.has_value());
     // One set per ways x 128 B of each L2 instance (an H100 partition: 25 MiB / 2 KiB = 12,800).
-    CHECK(l2.fill_sets->sets() == gpu.l2_instance_bytes() / (std::uint64_t{gpu.l2.ways} * 128));
-    CHECK(l2.fill_ways == gpu.l2.ways);
+    CHECK(l2.fill_sets->map.sets() == gpu.l2_instance_bytes() / (std::uint64_t{gpu.l2.ways} * 128));
+    CHECK(l2.fill_sets->ways == gpu.l2.ways);
     const SetAssocCache exact(gpu.l2_instance_bytes(), gpu.l2.ways, 128, WritePolicy::write_back, 1, SetIndex::hashed, 0,
                               ~std::uint64_t{0}, gpu.l2.index_prime);
-    check_map(*l2.fill_sets, exact, std::uint64_t{1} << 29);
+    check_map(l2.fill_sets->map, exact, std::uint64_t{1} << 29);
     if (gpu.mall.present) CHECK_FALSE(MemoryPath::approximate_mall(gpu).fill_sets.has_value());
   }
-  CHECK(MemoryPath::approximate_l2(attnsim::test::gpu("h100")).fill_sets->sets() == 12800);
+  CHECK(MemoryPath::approximate_l2(attnsim::test::gpu("h100")).fill_sets->map.sets() == 12800);
 }
