@@ -69,6 +69,11 @@ std::string describe(const report::PointSpec& s) {
 
 double departure(double approximate, double exact) { return exact == 0 ? 0 : 100 * (approximate / exact - 1); }
 
+// The engine issue's bound, in percent: time, and bytes at each level of at least kMinBytes (below
+// a megabyte a few lines are a large fraction of nothing).
+constexpr double kTimeBound = 1, kBytesBound = 2, kMinBytes = 1e6;
+bool within_bound(double time, double bytes) { return std::abs(time) <= kTimeBound && std::abs(bytes) <= kBytesBound; }
+
 // The largest departure of any kernel of the pass: in time, and in HBM bytes read or written
 // (those of at least a megabyte), with the kernel's name and figure.
 struct KernelDeparture {
@@ -88,7 +93,7 @@ KernelDeparture largest_kernel_departure(const nlohmann::json& approximate, cons
     }
     for (const char* level : {"hbm_read_bytes", "hbm_write_bytes"}) {
       const double e = ek[i]["counters"][level], a = ak[i]["counters"][level];
-      if (e < 1e6) continue;
+      if (e < kMinBytes) continue;
       const double d = departure(a, e);
       if (std::abs(d) > std::abs(k.bytes)) {
         k.bytes = d;
@@ -159,7 +164,6 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  // Levels below a megabyte are left out: a few lines there are a large fraction of nothing.
   std::mt19937_64 rng(seed);
   std::uint64_t compared = 0, within = 0, skipped = 0, within_spread = 0, kernels_within = 0;
   double worst_time = 0, worst_bytes = 0;
@@ -183,14 +187,14 @@ int main(int argc, char** argv) {
     std::string level = "-";
     for (const char* l : kLevels) {
       const double e = exact["traffic"][l], a = approximate["traffic"][l];
-      if (e < 1e6) continue;
+      if (e < kMinBytes) continue;
       const double d = departure(a, e);
       if (std::abs(d) > std::abs(bytes)) {
         bytes = d;
         level = l;
       }
     }
-    const bool ok = std::abs(time) <= 1 && std::abs(bytes) <= 2;
+    const bool ok = within_bound(time, bytes);
     within += ok ? 1 : 0;
     if (std::abs(time) > std::abs(worst_time)) {
       worst_time = time;
@@ -204,7 +208,7 @@ int main(int argc, char** argv) {
                 ok ? "" : "  outside the bound");
     if (per_kernel) {
       const KernelDeparture k = largest_kernel_departure(approximate, exact);
-      const bool k_ok = std::abs(k.time) <= 1 && std::abs(k.bytes) <= 2;
+      const bool k_ok = within_bound(k.time, k.bytes);
       kernels_within += k_ok ? 1 : 0;
       std::printf("          per kernel: time %+.2f %% (%s), HBM bytes %+.2f %% (%s)%s\n", k.time, k.time_at.c_str(), k.bytes,
                   k.bytes_at.c_str(), k_ok ? "" : "  outside the bound");
@@ -217,9 +221,9 @@ int main(int argc, char** argv) {
       for (const auto& [name, r] : range) {
         const bool is_time = name == "time_us";
         const double e = figure(exact, name);
-        if (!is_time && e < 1e6) continue;
+        if (!is_time && e < kMinBytes) continue;
         const double d = departure(figure(approximate, name), e);
-        if (std::abs(d) <= (is_time ? 1.0 : 2.0)) continue;
+        if (is_time ? within_bound(d, 0) : within_bound(0, d)) continue;
         const bool in = d >= r.first && d <= r.second;
         inside = inside && in;
         char line[160];
