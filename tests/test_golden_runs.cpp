@@ -24,7 +24,7 @@ using nlohmann::json;
 namespace fs = std::filesystem;
 
 const fs::path kGoldenDir = fs::path(ATTNSIM_SOURCE_DIR) / "tests" / "golden";
-const std::set<std::string> kGroups = {"mi300x", "other_gpus", "micro"};
+const std::set<std::string> kGroups = {"mi300x", "other_gpus", "micro", "tools"};
 
 // One case of cases.toml: the file stem, the test case that runs it, the command line.
 struct GoldenCase {
@@ -140,6 +140,10 @@ TEST_CASE("golden runs: MI300X kernels in both tag modes with fast-forward and w
 TEST_CASE("golden runs: MI325X MI355X H100 and H200 kernels") { run_group("other_gpus"); }
 
 TEST_CASE("golden runs: memory and compute microbenchmarks") { run_group("micro"); }
+
+TEST_CASE("golden runs: derived figures of the five GPUs and the analytic traffic and functional check") {
+  run_group("tools");
+}
 
 TEST_CASE("golden runs: every case is well formed and every golden file has its case") {
   std::set<std::string> names;
