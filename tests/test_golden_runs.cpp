@@ -98,7 +98,13 @@ void compare(const json& golden, const json& now, const std::string& path, std::
   if (golden != now) differ("golden " + golden.dump() + ", now " + now.dump());
 }
 
-std::string summary(const std::vector<std::string>& diffs) {
+// The first dozen moved fields, the report's totals (the shallowest paths) first.
+std::string summary(std::vector<std::string> diffs) {
+  const auto depth = [](const std::string& d) {
+    const std::string path = d.substr(0, d.find(':'));
+    return std::count(path.begin(), path.end(), '.') + std::count(path.begin(), path.end(), '[');
+  };
+  std::stable_sort(diffs.begin(), diffs.end(), [&](const std::string& a, const std::string& b) { return depth(a) < depth(b); });
   std::ostringstream s;
   s << diffs.size() << " field(s) moved:";
   for (std::size_t i = 0; i < std::min<std::size_t>(diffs.size(), 12); ++i) s << "\n  " << diffs[i];
@@ -187,6 +193,8 @@ TEST_CASE("golden runs: the comparison names each moved field and tolerates only
   CHECK(attnsim::test::contains(all, ".arch: golden \"MI300X\", now \"MI325X\""));
   CHECK(attnsim::test::contains(all, ".tiles: in the golden file, gone now"));
   CHECK(attnsim::test::contains(all, ".new_field: new, not in the golden file"));
+
+  CHECK(all.find(".arch:") < all.find(".kernels[0].bytes:"));  // the totals before a kernel's figures
 
   diffs.clear();
   json shorter = golden;
