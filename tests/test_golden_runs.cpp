@@ -7,7 +7,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <set>
 #include <sstream>
 #include <string>
@@ -18,6 +17,7 @@
 #include <toml++/toml.h>
 
 #include "cli_runner.h"
+#include "config_fixture.h"
 
 namespace {
 
@@ -142,10 +142,9 @@ void run_group(const std::string& group) {
       MESSAGE("rewrote " << file.string());
       continue;
     }
-    std::ifstream in(file);
-    REQUIRE_MESSAGE(in.good(), "no golden file " << file.string() << ": run with ATTNSIM_UPDATE_GOLDEN=1 (tests/golden/README.md)");
+    REQUIRE_MESSAGE(fs::exists(file), "no golden file " << file.string() << ": run with ATTNSIM_UPDATE_GOLDEN=1 (tests/golden/README.md)");
     std::vector<std::string> diffs;
-    compare(json::parse(in), now, "", diffs);
+    compare(json::parse(attnsim::test::read_text(file.string())), now, "", diffs);
     CHECK_MESSAGE(diffs.empty(), summary(diffs));
   }
   CHECK(ran > 0);
@@ -176,9 +175,7 @@ TEST_CASE("golden runs: every case is well formed and every golden file has its 
     if (e.path().extension() != ".json") continue;
     CAPTURE(e.path().filename().string());
     CHECK(names.count(e.path().stem().string()) == 1);  // no stale file without a case
-    std::ifstream in(e.path());
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    CHECK_FALSE(attnsim::test::contains(text, ATTNSIM_SOURCE_DIR));  // where the checkout lies is not recorded
+    CHECK_FALSE(attnsim::test::contains(attnsim::test::read_text(e.path().string()), ATTNSIM_SOURCE_DIR));  // where the checkout lies is not recorded
   }
 }
 
